@@ -70,7 +70,12 @@ def handlers_kept(signums: Iterable[int]) -> Iterator[None]:
 def end_with_parent(parent: int) -> None:
     """In a worker process: be sent SIGTERM when the process that started it ends (Linux's PR_SET_PDEATHSIG), and end
     now if it already has. A command killed with SIGKILL (or by the out-of-memory killer) left its workers running:
-    each finished its task, then printed a BrokenPipeError traceback on the terminal, sending a result to no one."""
+    each finished its task, then printed a BrokenPipeError traceback on the terminal, sending a result to no one.
+    A SIGTERM ignored where the command was started (`trap '' TERM` in a wrapper) is inherited and would make the
+    worker deaf to that signal: it is set back to its default here."""
+    with suppress(ValueError):  # signal.signal outside the main thread: nothing inherited to undo there
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         with suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG

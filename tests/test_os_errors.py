@@ -1372,14 +1372,17 @@ vocab.train_spm(["a b c", "d e f"], 8, "--joint")
 
 
 @pytest.mark.slow  # starts Python twice and imports sate.data.vocab (about a second)
-def test_sentencepiece_training_ends_with_a_killed_vocab_command() -> None:
+@pytest.mark.parametrize("sigterm", [signal.SIG_DFL, signal.SIG_IGN], ids=["sigterm-default", "sigterm-ignored"])
+def test_sentencepiece_training_ends_with_a_killed_vocab_command(sigterm: signal.Handlers) -> None:
     """`sate vocab` killed with SIGKILL (the out-of-memory killer, `kill -9`) left its SentencePiece training
     process running on alone, every thread busy, for the minutes a large vocabulary takes. It ends with the
-    command now. Here the training still waits for its text, which the test holds open."""
+    command now, also where a wrapper ignores SIGTERM (`trap '' TERM`), which the training inherited, and with it
+    deafness to the signal its parent's end sends (review29o). Here the training still waits for its text, which
+    the test holds open."""
     read, write = os.pipe()
     try:
         done = subprocess.run([sys.executable, "-c", ORPHANED, str(read)], pass_fds=(read,), capture_output=True,
-                              text=True, timeout=60)
+                              text=True, timeout=60, preexec_fn=lambda: signal.signal(signal.SIGTERM, sigterm))
         assert done.returncode == -signal.SIGKILL, done.stderr
         child = int(done.stdout)
         deadline = time.monotonic() + 20
