@@ -222,11 +222,13 @@ def training_text(manifest_rows: Iterable[dict], mt_files: Sequence[tuple[Path, 
 
 def _in_our_words(reason: str, option: str) -> str:
     """SentencePiece's reason, its advice in sate's options: "Increase vocab_size or decrease character_coverage with
-    --character_coverage option" named two options `sate vocab` does not have (twentieth hostile pass)."""
+    --character_coverage option" named two options `sate vocab` does not have (twentieth hostile pass). The
+    characters' count itself is a size that trains: "above N" sent a small text's user to N + 1, "too high"
+    (review29o)."""
     small = re.fullmatch(r"Vocabulary size is smaller than required_chars\. (\d+) vs (\d+)\..*", reason)
     if small is not None:
-        return (f"the text holds {small[2]} distinct characters, each a piece of its own: give {option} above "
-                f"{small[2]}")
+        return (f"the text holds {small[2]} distinct characters, each a piece of its own: give {option} "
+                f"{small[2]} or more")
     return reason
 
 

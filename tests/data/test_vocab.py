@@ -270,12 +270,22 @@ def test_an_output_edited_or_damaged_since_is_written_again(run_sate, data: Path
     # SentencePiece's advice named its own options, "decrease character_coverage with --character_coverage option"
     (["--src-size", "3", "--tgt-size", "40"], re.compile(r"--src-size 3: SentencePiece training failed: the text "
                                                          r"holds (\d+) distinct characters, each a piece of its own: "
-                                                         r"give --src-size above \1\n$")),
+                                                         r"give --src-size \1 or more\n$")),
 ])
 def test_bad_options(run_sate, data: Path, argv: list[str], message: str | re.Pattern) -> None:
     rc, _, err = run_sate("vocab", "--data", data, *argv)
     assert rc == 2 and (message.search(err) if isinstance(message, re.Pattern) else message in err), err
     assert not (data / "vocab.json").exists()
+
+
+def test_the_size_a_small_vocabulary_is_told_to_take_trains(run_sate, data: Path) -> None:  # noqa: ANN001
+    """"give --src-size above N", followed on a text of few sentences, was "Vocabulary size too high (N + 1)": N
+    itself is the size that trains (review29o)."""
+    rc, _, err = run_sate("vocab", "--data", data, "--src-size", "3", "--tgt-size", "40")
+    size = re.search(r"give --src-size (\d+) or more", err)
+    assert rc == 2 and size is not None, err
+    rc, _, err = run_sate("vocab", "--data", data, "--src-size", size[1], "--tgt-size", "40")
+    assert rc == 0, err
 
 
 def test_token_list_must_match_the_model(prepared: Path, tmp_path: Path) -> None:
