@@ -314,3 +314,29 @@ def test_a_nan_in_the_decoder_does_not_refuse_whisper_read_for_its_encoder(whisp
     assert torch.isfinite(whisper_weights(copy)[0]["layers.1.fc2.weight"]).all()
     with pytest.raises(SateError, match=rf"^{copy}/model.safetensors: model.decoder.layers.1.fc2.weight holds NaN"):
         WhisperRecognizer.load(copy)
+
+
+def test_a_ctranslate2_output_layer_untied_from_the_embedding_is_refused(whisper_asr_dir: Path,
+                                                                         tmp_path: Path) -> None:
+    """CTranslate2's converter stores an untied model's ``proj_out`` as ``decoder/projection/weight``: sate's decoder,
+    which ties it to the embedding, decoded with the embedding without a word, where the same model as a Hugging
+    Face directory is refused (29th hostile pass). A tied model's projection is an alias: accepted."""
+    from safetensors.torch import load_file, save_file
+
+    converters = pytest.importorskip("ctranslate2.converters")
+    untied = tmp_path / "hf"
+    shutil.copytree(whisper_asr_dir, untied)
+    config = json.loads((untied / "config.json").read_text())
+    (untied / "config.json").write_text(json.dumps(config | {"tie_word_embeddings": False}))
+    state = load_file(untied / "model.safetensors")
+    state["proj_out.weight"] = state["model.decoder.embed_tokens.weight"] + 1
+    save_file(state, str(untied / "model.safetensors"), metadata={"format": "pt"})
+    out = tmp_path / "ct2"
+    converters.TransformersConverter(str(untied)).convert(str(out), quantization="float32")
+    WhisperEncoder.from_directory(out)  # the encoder alone (acoustic.type whisper) reads no output layer
+    with pytest.raises(SateError, match=rf"^{out}/model.bin: decoder/projection/weight differs from "
+                                        "decoder/embeddings/weight"):
+        WhisperRecognizer.load(out)
+    tied = tmp_path / "ct2_tied"
+    converters.TransformersConverter(str(whisper_asr_dir)).convert(str(tied), quantization="float32")
+    WhisperRecognizer.load(tied)
