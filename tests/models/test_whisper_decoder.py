@@ -340,3 +340,21 @@ def test_a_ctranslate2_output_layer_untied_from_the_embedding_is_refused(whisper
     tied = tmp_path / "ct2_tied"
     converters.TransformersConverter(str(whisper_asr_dir)).convert(str(tied), quantization="float32")
     WhisperRecognizer.load(tied)
+
+
+def test_a_ctranslate2_directory_without_its_config_json_is_refused_for_decoding(ct2_dir: Path,
+                                                                                 tmp_path: Path) -> None:
+    """A partial CTranslate2 download (model.bin and its vocabulary, no config.json) decoded with nothing suppressed,
+    exit 0, the end token free at the first step (29th hostile pass); a config.json without the suppressed lists
+    (another kind's put beside model.bin) was read as none. The encoder alone (acoustic.type whisper) needs none."""
+    copy = tmp_path / "w"
+    shutil.copytree(ct2_dir, copy)
+    (copy / "config.json").unlink()
+    WhisperEncoder.from_directory(copy)
+    with pytest.raises(SateError, match=rf"^{copy}: no config.json beside model.bin: .* download the whole "):
+        WhisperRecognizer.load(copy)
+    (copy / "config.json").write_text(json.dumps({"model_type": "whisper", "suppress_ids": [3]}))
+    with pytest.raises(SateError, match=rf"^{copy}/config.json: no suppress_ids_begin; not the config.json "):
+        WhisperRecognizer.load(copy)
+    (copy / "config.json").write_text(json.dumps({"suppress_ids": None, "suppress_ids_begin": None}))
+    assert WhisperRecognizer.load(copy).suppress.tolist() == []  # null as the converter writes it: none

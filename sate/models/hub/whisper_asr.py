@@ -67,7 +67,17 @@ def _suppressed(directory: Path, vocab: int) -> tuple[list[int], list[int]]:
         # as transformers does: without generation_config.json its settings come from config.json, where the
         # openai/whisper-* directories also list them (one downloaded without it decoded with nothing suppressed)
         path = directory / "config.json"
+    if name == "config.json" and not os.path.lexists(path):
+        # a partial download (model.bin and a vocabulary alone) decoded with nothing suppressed, exit 0, where
+        # CTranslate2 still keeps the end and the blank from the first step (29th hostile pass)
+        raise SateError(f"{directory}: no config.json beside {CT2_MODEL}: CTranslate2's converter writes the tokens "
+                        "Whisper's decoding suppresses there (suppress_ids, suppress_ids_begin); download the whole "
+                        "directory (hf download NAME --local-dir DIR) or convert the model again")
     config = read_json(path) if os.path.lexists(path) else {}  # no file in its place (a folder): named, not skipped
+    missing = [key for key in (always, first) if name == "config.json" and key not in config]
+    if missing:  # the converter writes both, null or not: a config.json of another kind put beside model.bin
+        raise SateError(f"{path}: no {' or '.join(missing)}; not the config.json CTranslate2's converter writes "
+                        "beside a Whisper model.bin (download the whole directory, or convert the model again)")
     lists = []
     for key in (always, first):
         ids = config.get(key) or []
