@@ -299,7 +299,11 @@ def _inapplicable(conf: ModelConfig) -> dict[str, str]:
         acoustic = conf.acoustic
         if acoustic.kind.hub:
             for key in ("kernel", "frontend_channels", "dropout"):
-                why[f"acoustic.{key}"] = f"acoustic.type {acoustic.type} takes it from acoustic.path's config.json"
+                why[f"acoustic.{key}"] = (  # whisper reads none of them: config.json was named, whose dropout an
+                    # edit changed nothing of (a faster-whisper config.json has none) (29th hostile pass)
+                    "acoustic.type whisper has no such setting: Whisper's encoder runs as released, without dropout"
+                    if acoustic.type == "whisper" else
+                    f"acoustic.type {acoustic.type} takes it from acoustic.path's config.json")
             if acoustic.type == "whisper":
                 why["acoustic.freeze_feature_extractor"] = "it only applies to the hf_* acoustic types (whisper: " \
                     "acoustic.freeze)"

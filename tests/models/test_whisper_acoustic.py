@@ -72,6 +72,12 @@ def test_a_given_hub_is_whole(whisper_hub_dir: Path, speech_hub_dir: Callable[[s
     ({"acoustic": {"type": "whisper", "layers": 4}}, "acoustic.layers is 4 but"),
     ({"acoustic": {"type": "conformer", "freeze": 1}}, "only applies to the hf_* and whisper"),
     ({"acoustic": {"type": "hf_wav2vec2", "freeze": 1}}, "only applies to acoustic.type whisper"),
+    # Whisper reads none of them from config.json, which was named (an edit there changed nothing; 29th hostile pass)
+    ({"acoustic": {"type": "whisper", "dropout": 0.3}}, "acoustic.dropout is set but does nothing: acoustic.type "
+                                                        "whisper has no such setting: Whisper's encoder runs as "
+                                                        "released, without dropout"),
+    ({"acoustic": {"type": "hf_wav2vec2", "dropout": 0.3}}, "acoustic.dropout is set but does nothing: "
+                                                            "acoustic.type hf_wav2vec2 takes it from acoustic.path's"),
 ])
 def test_bad_settings_are_refused(whisper_hub_dir: Path, model: dict, message: str) -> None:
     if model["acoustic"]["type"] == "whisper":
