@@ -473,6 +473,12 @@ class SpeechTranslator:
         waveform = self.feature_kind == "waveform"
         feats = args.features(feats, None if waveform else NUM_MEL_BINS,
                               MIN_SAMPLES if waveform else num_frames(MIN_SAMPLES))
+        limit = self.max_segment_seconds()  # Whisper's window: its encoder's refusal named no input of the batch
+        if waveform and limit is not None:
+            for i, f in enumerate(feats):
+                if len(f) // (SAMPLE_RATE // 100) > round(limit * 100):  # its frames, 100 a second
+                    raise SateError(f"feats[{i}]: {len(f) / SAMPLE_RATE:.2f} s, longer than the {limit:g} s this "
+                                    "model's acoustic encoder (Whisper) takes: cut it at pauses (prepare() does)")
         options = self._decode_options(options, "decode_features") or self.options
         batch_size = args.batch_size(batch_size)
         out: list[tuple[str, str | None]] = [("", None)] * len(feats)
