@@ -20,6 +20,7 @@ import torch
 from sate.bench.measure import stopwatch
 from sate.data.audio import SAMPLE_RATE, read_segment
 from sate.data.manifest import read_manifest
+from sate.data.waveform import waveform_input
 from sate.data.whisper_mel import num_frames
 from sate.decode.api import SpeechTranslator
 from sate.errors import SateError
@@ -52,7 +53,9 @@ def run(pack: Path, data: Path, split: str, repeat: int = 1) -> WindowResult:
     if not isinstance(acoustic, WhisperAcousticEncoder):
         raise SateError(f"{pack}: not a model with a Whisper acoustic encoder; the whisper-window part needs one")
     rows = read_manifest(data / f"{split}.jsonl")
-    waves = [torch.from_numpy(read_segment(r["audio"], r["offset"], r["duration"])) for r in rows]
+    # padded to 0.1 s as sate evaluate reads them: a row under 201 samples was refused naming no row, and one under
+    # 0.1 s was encoded shorter than evaluate encodes it (29th hostile pass)
+    waves = [torch.from_numpy(waveform_input(read_segment(r["audio"], r["offset"], r["duration"]))) for r in rows]
     window = int(acoustic.max_seconds() * SAMPLE_RATE)
     if max(len(w) for w in waves) > window:
         raise SateError(f"{data / f'{split}.jsonl'}: an utterance is longer than Whisper's window of "
