@@ -159,3 +159,20 @@ def test_an_init_from_another_whisper_names_the_setting_that_differs(tmp_path: P
         initialize(model, {"acoustic": {"path": str(tmp_path / "asr80.pt")}}, tokens, tokens, log=lambda _line: None)
     assert str(err.value) == (f"init failed, nothing was loaded: acoustic <- {tmp_path / 'asr80.pt'}: "
                               "acoustic.hub.mel_bins: checkpoint 80, ours 128")
+
+
+def test_a_resume_after_the_whisper_directory_moved_names_the_path_alone(whisper_hub_dir: Path,
+                                                                          tmp_path: Path) -> None:
+    """The run's Whisper directory gone (moved, or another venv's): its model section no longer resolved, so every
+    default showed as a change (`model.acoustic.dropout None -> 0.1` ... "and 18 more") and the path, the one
+    change, was hidden (29th hostile pass). A model section that resolves is compared as before."""
+    from sate.train.resume import config_changes
+
+    gone = str(tmp_path / "gone")
+    old = {"task": "asr", "model": whisper_asr(Path(gone), freeze=1)}
+    new = {"task": "asr", "model": whisper_asr(whisper_hub_dir, freeze=1)}
+    assert config_changes(old, new) == {"model.acoustic.path": (gone, str(whisper_hub_dir))}
+    assert config_changes(new, new) == {}
+    changed = {"task": "asr", "model": whisper_asr(whisper_hub_dir, freeze=2)}
+    assert config_changes(old, changed) == {"model.acoustic.path": (gone, str(whisper_hub_dir)),
+                                            "model.acoustic.freeze": (1, 2)}
