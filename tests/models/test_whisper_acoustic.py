@@ -121,7 +121,7 @@ class Lengths:
 def test_training_refuses_utterances_longer_than_the_window() -> None:
     check_whisper_window(Lengths([16000, WHISPER_MAX_SAMPLES]), "train")  # exactly 30 s fits
     with pytest.raises(SateError, match=r"split train_sp: 1 utterance\(s\) longer than Whisper's 30-s window "
-                                        r"\(the longest 33.0 s"):
+                                        r"\(the longest 33.0000 s \(528,000 samples\), more than the 480,159 "):
         check_whisper_window(Lengths([16000, 33 * 16000]), "train_sp")
 
 
@@ -130,13 +130,16 @@ def test_the_window_refusal_says_speed_perturbation_only_where_there_is_some() -
     --max-duration` of a split it drops no row of (24th hostile pass, review): each is said as it is."""
     for lengths, split, says in (
             (Lengths([16000, 33 * 16000], [1.0, 0.9]), "train_sp",
-             "(the longest 33.0 s, with speed perturbation); run `sate prep` with a lower --max-duration (27 leaves "
+             "(the longest 33.0000 s (528,000 samples), more than the 480,159 samples (3,000 log-mel frames, 30 s), "
+             "with speed perturbation); run `sate prep` with a lower --max-duration (27 leaves "
              "room for speed 0.9)"),
             (Lengths([16000, 35 * 16000], [1.0, 1.0]), "train",
-             "(the longest 35.0 s); run `sate prep` with --max-duration 30 or lower (27 where `sate features "
+             "(the longest 35.0000 s (560,000 samples), more than the 480,159 samples (3,000 log-mel frames, 30 s)); "
+             "run `sate prep` with --max-duration 30 or lower (27 where `sate features "
              "--speed-perturb` will slow it to 0.9)"),
             (Lengths([35 * 16000], [1.0]), "dev",
-             "(the longest 35.0 s); `sate prep --max-duration` drops rows only from training splits (named train...): "
+             "(the longest 35.0000 s (560,000 samples), more than the 480,159 samples (3,000 log-mel frames, 30 s)); "
+             "`sate prep --max-duration` drops rows only from training splits (named train...): "
              "give data.valid (or data.train) a split whose rows are 30 s at most")):
         with pytest.raises(SateError) as err:
             check_whisper_window(lengths, split)

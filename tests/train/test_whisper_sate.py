@@ -66,7 +66,8 @@ def test_sate_on_whisper_trains_packs_and_decodes(tmp_path: Path, prepared_data:
         # length in samples was called frames (29th hostile pass)
         short, longest, beyond = (np.zeros(n, np.float32) for n in (1600, 30 * 16000 + 159, 30 * 16000 + 160))
         assert len(st.decode_features([short, longest])) == 2  # 3,000 frames: the window's last
-        with pytest.raises(SateError, match=r"^feats\[1\]: 30.01 s, longer than the 30 s this model's acoustic "
+        with pytest.raises(SateError, match=r"^feats\[1\]: 30.0100 s \(480,160 samples\), more than the 480,159 "
+                                            r"samples \(3,000 log-mel frames, 30 s\) this model's acoustic "
                                             r"encoder \(Whisper\) takes: cut it at pauses"):
             st.decode_features([short, beyond])
         with pytest.raises(SateError, match=r"^feats\[0\]: 100 samples, fewer than the 1600 of 0.1 s"):

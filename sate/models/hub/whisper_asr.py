@@ -28,8 +28,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from sate.data.audio import SAMPLE_RATE
-from sate.data.whisper_mel import HOP_LENGTH, whisper_log_mel
+from sate.data.whisper_mel import HOP_LENGTH, beyond_window, whisper_log_mel
 from sate.errors import SateError
 from sate.files import read_json
 from sate.layout import CT2_MODEL, PACK_YAML
@@ -129,12 +128,12 @@ class WhisperRecognizer:
     def log_mel(self, waves: Sequence[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
         """Padded (B, T, mel_bins) Whisper log-mel of 16 kHz waveforms and their frame counts; with window "30s"
         each waveform is padded with silence to the encoder's window first."""
-        limit = self.encoder.max_frames() * HOP_LENGTH
         longest = max(len(w) for w in waves)
-        if longest > limit:
-            raise SateError(f"a segment of {longest / SAMPLE_RATE:.2f} s is longer than Whisper's window of "
-                            f"{limit / SAMPLE_RATE:g} s: split it into shorter segments")
-        width = limit if self.window == "30s" else longest
+        # the bound of training, sate evaluate and the API (480,159 samples fit 3,000 frames); 480,000 refused more
+        if (beyond := beyond_window(longest, self.max_seconds())) is not None:
+            raise SateError(f"a segment of {beyond} Whisper's window holds: split it into shorter segments")
+        # padded to 30 s, as Whisper pads; a segment a little longer keeps its own length (3,000 frames either way)
+        width = max(self.encoder.max_frames() * HOP_LENGTH, longest) if self.window == "30s" else longest
         batch = torch.zeros(len(waves), width)
         for i, wave in enumerate(waves):
             batch[i, :len(wave)] = torch.as_tensor(wave, dtype=torch.float32)
