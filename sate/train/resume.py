@@ -378,7 +378,9 @@ def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, A
         # one directory or file spelled two ways (`data` and `/home/me/data`, as a recipe run with and without
         # --data gives it; `--init-from asr=exp/asr/model.pt` and `./exp/asr/model.pt` for a teacher); or the run's
         # place gone and the new one there: a data directory moved to another disk, or an experiment taken to
-        # another machine, was refused with "undo the change", which nothing could (25th hostile pass)
+        # another machine, was refused with "undo the change", which nothing could (25th hostile pass). A hub model
+        # folder moved (a Whisper directory of another venv) likewise: its weights come from the checkpoint, and
+        # `check_weights` refuses a model of another size at the new place (29th hostile pass, fix29w)
         return _same_place(*changes[key]) or _moved(*changes[key])
     if key == "batch.per_device":
         # A new batch cap repacks the epoch's batches: fine at an epoch end, not in the middle of one.
