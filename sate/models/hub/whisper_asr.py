@@ -67,11 +67,13 @@ def _suppressed(directory: Path, vocab: int) -> tuple[list[int], list[int]]:
         # openai/whisper-* directories also list them (one downloaded without it decoded with nothing suppressed)
         path = directory / "config.json"
     if name == "config.json" and not os.path.lexists(path):
-        # a partial download (model.bin and a vocabulary alone) decoded with nothing suppressed, exit 0, where
-        # CTranslate2 still keeps the end and the blank from the first step (29th hostile pass)
+        # a partial download (model.bin and a vocabulary alone) decoded with nothing suppressed, exit 0, the end
+        # token and the blank free at the first step (29th hostile pass). CTranslate2 (4.8.5) itself cannot decode
+        # it: its generate fails on the missing suppress_ids unless suppression is turned off (review)
         raise SateError(f"{directory}: no config.json beside {CT2_MODEL}: CTranslate2's converter writes the tokens "
-                        "Whisper's decoding suppresses there (suppress_ids, suppress_ids_begin); download the whole "
-                        "directory (hf download NAME --local-dir DIR) or convert the model again")
+                        "Whisper's decoding suppresses there (suppress_ids, suppress_ids_begin), without which "
+                        "CTranslate2 itself does not decode the directory either; download the whole directory (hf "
+                        "download NAME --local-dir DIR) or convert the model again")
     config = read_json(path) if os.path.lexists(path) else {}  # no file in its place (a folder): named, not skipped
     missing = [key for key in (always, first) if name == "config.json" and key not in config]
     if missing:  # the converter writes both, null or not: a config.json of another kind put beside model.bin
