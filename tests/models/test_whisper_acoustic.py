@@ -86,6 +86,18 @@ def test_bad_settings_are_refused(whisper_hub_dir: Path, model: dict, message: s
         resolve_config("asr", model)
 
 
+def test_each_setting_whisper_lacks_is_said_as_it_is(whisper_hub_dir: Path) -> None:
+    """"Whisper's encoder runs as released, without dropout" was said of acoustic.kernel and
+    acoustic.frontend_channels too (review of the 29th hostile pass)."""
+    for key, value, says in (("kernel", 31, "with no Conformer convolution module"),
+                             ("frontend_channels", 256, "its own two convolutions for a front-end"),
+                             ("dropout", 0.3, "without dropout")):
+        with pytest.raises(SateError) as err:
+            resolve_config("asr", whisper_asr(whisper_hub_dir, **{key: value}))
+        assert str(err.value).endswith(f"acoustic.{key} is set but does nothing: acoustic.type whisper has no such "
+                                       f"setting: Whisper's encoder runs as released, {says}"), str(err.value)
+
+
 def test_weights_load_and_freeze_keeps_the_lowest_layers(whisper_hub_dir: Path) -> None:
     model = build_model("asr", whisper_asr(whisper_hub_dir, freeze=1), 10, 10)
     log: list[str] = []
