@@ -48,6 +48,7 @@ class RealAsrResult(TypedDict):
 
 
 def run(pack: Path, batch_size: int = 16) -> RealAsrResult:
+    from sate.data.whisper_mel import beyond_window  # heavy: torch
     from sate.decode.api import SpeechTranslator  # heavy: torch
     from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory  # heavy: torch
 
@@ -59,7 +60,7 @@ def run(pack: Path, batch_size: int = 16) -> RealAsrResult:
     pairs = [(p, load_prompt(p)) for p in read_prompts(fetch_asterisk())]
     # Whisper's 30-s window: longer prompts are left out, and counted
     limit = whisper.max_seconds() if whisper is not None else translator.max_segment_seconds()
-    kept = [(p, w) for p, w in pairs if limit is None or len(w) <= limit * SAMPLE_RATE]
+    kept = [(p, w) for p, w in pairs if limit is None or beyond_window(len(w), limit) is None]  # evaluate's bound
     prompts, waves = [p for p, _ in kept], [w for _, w in kept]
     lap = stopwatch()
     if whisper is not None:

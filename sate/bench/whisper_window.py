@@ -20,7 +20,8 @@ import torch
 from sate.bench.measure import stopwatch
 from sate.data.audio import SAMPLE_RATE, read_segment
 from sate.data.manifest import read_manifest
-from sate.data.whisper_mel import num_frames
+from sate.data.waveform import waveform_input
+from sate.data.whisper_mel import beyond_window, num_frames
 from sate.decode.api import SpeechTranslator
 from sate.errors import SateError
 from sate.models.ctc import ctc_greedy
@@ -52,11 +53,16 @@ def run(pack: Path, data: Path, split: str, repeat: int = 1) -> WindowResult:
     if not isinstance(acoustic, WhisperAcousticEncoder):
         raise SateError(f"{pack}: not a model with a Whisper acoustic encoder; the whisper-window part needs one")
     rows = read_manifest(data / f"{split}.jsonl")
-    waves = [torch.from_numpy(read_segment(r["audio"], r["offset"], r["duration"])) for r in rows]
-    window = int(acoustic.max_seconds() * SAMPLE_RATE)
-    if max(len(w) for w in waves) > window:
-        raise SateError(f"{data / f'{split}.jsonl'}: an utterance is longer than Whisper's window of "
-                        f"{acoustic.max_seconds():g} s")
+    # padded to 0.1 s as sate evaluate reads them: a row under 201 samples was refused naming no row, and one under
+    # 0.1 s was encoded shorter than evaluate encodes it (29th hostile pass)
+    waves = [torch.from_numpy(waveform_input(read_segment(r["audio"], r["offset"], r["duration"]))) for r in rows]
+    # the bound of training and sate evaluate; the row named (the line named none)
+    longest = max(range(len(rows)), key=lambda i: len(waves[i]))
+    if (beyond := beyond_window(len(waves[longest]), acoustic.max_seconds())) is not None:
+        raise SateError(f"{data / f'{split}.jsonl'}: row {rows[longest]['id']} lasts {beyond} Whisper's window "
+                        "holds: bench a split whose rows are 30 s at most")
+    # padded as Whisper pads: to 30 s, or to a row's own length where it is longer (3,000 frames either way)
+    window = max(int(acoustic.max_seconds() * SAMPLE_RATE), len(waves[longest]))
     refs = [r["src_norm"] for r in rows]
     results = [_measure(translator, waves, refs, padded, window, repeat) for padded in (False, True)]
     natural, padded = results

@@ -29,6 +29,25 @@ LOG_FLOOR = 1e-10
 DYNAMIC_RANGE = 8.0  # in log10 units below the utterance's maximum
 
 
+def window_samples(seconds: float = WINDOW_FRAMES / FRAMES_PER_SECOND) -> int:
+    """The most 16-kHz samples whose log-mel fits a window of ``seconds`` (3,000 frames for Whisper's 30 s): n
+    samples give n // 160 frames, so 480,159 fit and 480,160 do not. The one bound of training, `sate evaluate`,
+    the API and the whisper-window bench: in seconds, `sate evaluate` refused a row of 480,080 samples ("30.00 s,
+    longer than the 30 s") that the others took (29th hostile pass, review)."""
+    return (round(seconds * FRAMES_PER_SECOND) + 1) * HOP_LENGTH - 1
+
+
+def beyond_window(samples: int, seconds: float = WINDOW_FRAMES / FRAMES_PER_SECOND) -> str | None:
+    """None where ``samples`` fit the window of ``seconds`` (`window_samples`); else their length against it, with
+    the digits that show the excess: "30.0100 s (480,160 samples), more than the 480,159 samples (3,000 log-mel
+    frames, 30 s)"."""
+    limit = window_samples(seconds)
+    if samples <= limit:
+        return None
+    return (f"{samples / SAMPLE_RATE:.4f} s ({samples:,} samples), more than the {limit:,} samples "
+            f"({round(seconds * FRAMES_PER_SECOND):,} log-mel frames, {seconds:g} s)")
+
+
 def num_frames(samples: torch.Tensor) -> torch.Tensor:
     """Frames of Whisper's front-end for these sample counts: one per hop."""
     return torch.div(samples, HOP_LENGTH, rounding_mode="floor")

@@ -473,6 +473,14 @@ class SpeechTranslator:
         waveform = self.feature_kind == "waveform"
         feats = args.features(feats, None if waveform else NUM_MEL_BINS,
                               MIN_SAMPLES if waveform else num_frames(MIN_SAMPLES))
+        limit = self.max_segment_seconds()  # Whisper's window: its encoder's refusal named no input of the batch
+        if waveform and limit is not None:
+            from sate.data.whisper_mel import beyond_window
+
+            for i, f in enumerate(feats):
+                if (beyond := beyond_window(len(f), limit)) is not None:
+                    raise SateError(f"feats[{i}]: {beyond} this model's acoustic encoder (Whisper) takes: cut it at "
+                                    "pauses (prepare() does)")
         options = self._decode_options(options, "decode_features") or self.options
         batch_size = args.batch_size(batch_size)
         out: list[tuple[str, str | None]] = [("", None)] * len(feats)

@@ -123,7 +123,8 @@ def features(values: Sequence[np.ndarray], columns: int | None, least: int) -> l
         if x.dtype.itemsize < 4:  # float16: MAX_FEATURE is inf in its type (numpy's overflow warning, inf passed)
             x = x.astype(np.float32)
         if len(x) < least:
-            raise SateError(f"feats[{i}]: {len(x)} frames, fewer than the {least} of 0.1 s (features() pads to them)")
+            unit = "samples" if columns is None else "frames"  # a waveform's were called frames
+            raise SateError(f"feats[{i}]: {len(x)} {unit}, fewer than the {least} of 0.1 s (features() pads to them)")
         if not np.isfinite(x).all():
             raise SateError(f"feats[{i}]: holds NaN or infinite values")
         if np.abs(x).max() > MAX_FEATURE:  # 1e38 overflowed in the encoder, and was blamed on the model's weights

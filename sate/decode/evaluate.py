@@ -211,13 +211,18 @@ def _text(lines: list[str]) -> bytes:
 
 def check_row_lengths(manifest: Path, rows: list[dict], limit: float | None, advice: str) -> None:
     """Refuse a split holding a row longer than the acoustic encoder takes (`limit` seconds: Whisper's 30-s window;
-    None: unbounded), naming the longest, before anything is decoded."""
+    None: unbounded), naming the longest, before anything is decoded. In samples, by the bound training and the API
+    keep (`window_samples`): in seconds, 480,080 samples were refused as "30.00 s, longer than the 30 s"."""
     if limit is None:
         return
-    longest = max(rows, key=lambda row: float(row["duration"]))
-    if float(longest["duration"]) > limit:
-        raise SateError(f"{manifest}: row {longest['id']} lasts {float(longest['duration']):.2f} s, longer than the "
-                        f"{limit:g} s this model's acoustic encoder (Whisper) takes: {advice}")
+    from sate.data.waveform import segment_samples  # heavy: torch
+    from sate.data.whisper_mel import beyond_window
+
+    longest = max(rows, key=segment_samples)
+    beyond = beyond_window(segment_samples(longest), limit)
+    if beyond is not None:
+        raise SateError(f"{manifest}: row {longest['id']} lasts {beyond} this model's acoustic encoder (Whisper) "
+                        f"takes: {advice}")
 
 
 def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: Path | None = None,

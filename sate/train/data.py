@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 from torch.utils.data import Dataset
 
-from sate.data.audio import SAMPLE_RATE
 from sate.data.rows import is_training_split
-from sate.data.whisper_mel import HOP_LENGTH, WINDOW_FRAMES
+from sate.data.whisper_mel import beyond_window, window_samples
 from sate.errors import SateError
 from sate.train.schema import BatchConfig
 
@@ -51,7 +50,7 @@ def batch_unit(task: str, features: str = "fbank") -> str:
 
 
 # The most samples that give 3,000 log-mel frames: every Whisper release's 1,500 positions, 30 s.
-WHISPER_MAX_SAMPLES = (WINDOW_FRAMES + 1) * HOP_LENGTH - 1
+WHISPER_MAX_SAMPLES = window_samples()
 
 
 def check_whisper_window(dataset: Dataset, split: str) -> None:
@@ -59,18 +58,21 @@ def check_whisper_window(dataset: Dataset, split: str) -> None:
     lengths = dataset.lengths  # samples (waveform mode)
     longer = [i for i, n in enumerate(lengths) if n > WHISPER_MAX_SAMPLES]
     if longer:
-        longest = max(lengths) / SAMPLE_RATE
-        # "with speed perturbation" and --max-duration 27 were said of a split without any as well (24th hostile pass)
+        worst = max(longer, key=lambda i: lengths[i])
         rows = getattr(dataset, "rows", None)
+        # the row named, with the digits that show the excess: "the longest 30.0 s" was said of 480,160 samples
+        name = rows[worst].get("id") if rows is not None else None
+        longest = (f"row {name}, " if name is not None else "") + str(beyond_window(lengths[worst]))
+        # "with speed perturbation" and --max-duration 27 were said of a split without any as well (24th hostile pass)
         perturbed = rows is not None and any(rows[i].get("speed", 1.0) != 1.0 for i in longer)
         if perturbed:
-            advice = "(the longest {:.1f} s, with speed perturbation); run `sate prep` with a lower --max-duration " \
+            advice = "(the longest {}, with speed perturbation); run `sate prep` with a lower --max-duration " \
                      "(27 leaves room for speed 0.9)"
         elif is_training_split(split):
-            advice = "(the longest {:.1f} s); run `sate prep` with --max-duration 30 or lower (27 where `sate " \
+            advice = "(the longest {}); run `sate prep` with --max-duration 30 or lower (27 where `sate " \
                      "features --speed-perturb` will slow it to 0.9)"
         else:  # `sate prep` drops no row of it, whatever --max-duration says
-            advice = "(the longest {:.1f} s); `sate prep --max-duration` drops rows only from training splits " \
+            advice = "(the longest {}); `sate prep --max-duration` drops rows only from training splits " \
                      "(named train...): give data.valid (or data.train) a split whose rows are 30 s at most"
         raise SateError(f"split {split}: {len(longer)} utterance(s) longer than Whisper's 30-s window "
                         f"{advice.format(longest)}")

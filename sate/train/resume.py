@@ -209,9 +209,36 @@ def _comparable(config: dict[str, object]) -> dict[str, object]:
     return _flat(config)
 
 
+def _resolves(config: dict[str, object]) -> bool:
+    try:
+        resolve_config(config["task"], config.get("model"))
+    except SateError:
+        return False
+    return True
+
+
+def _hub_paths_of(old: dict[str, object], new: dict[str, object]) -> dict[str, object]:
+    """`old` with its model's hub directories (``acoustic.path``, ``textual.path``) taken from `new`, where they
+    differ: a run's directory moved or gone (a Whisper directory of another venv) left its model section
+    unresolved, and every default compared as a change (``acoustic.dropout None -> 0.1`` ... "and 18 more"),
+    hiding the path, the one change (29th hostile pass). The paths are put back by `config_changes`."""
+    model, other = old.get("model"), new.get("model")
+    if not isinstance(model, dict) or not isinstance(other, dict):
+        return old
+    model = dict(model)
+    for part in ("acoustic", "textual"):
+        mine, theirs = model.get(part), other.get(part)
+        if isinstance(mine, dict) and isinstance(theirs, dict) and "path" in mine:
+            model[part] = {**mine, "path": theirs.get("path")}
+    return {**old, "model": model}
+
+
 def config_changes(old: dict[str, object], new: dict[str, object]) -> dict[str, tuple[object, object]]:
     """dotted key -> (old, new) for every key that differs."""
     a, b = _comparable(old), _comparable(new)
+    moved = _hub_paths_of(old, new)
+    if moved != old and not _resolves(old) and _resolves(moved):
+        a = _comparable(moved) | {k: v for k, v in _flat({"model": old["model"]}).items() if k.endswith(".path")}
     return {k: (a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
 
 
@@ -351,7 +378,9 @@ def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, A
         # one directory or file spelled two ways (`data` and `/home/me/data`, as a recipe run with and without
         # --data gives it; `--init-from asr=exp/asr/model.pt` and `./exp/asr/model.pt` for a teacher); or the run's
         # place gone and the new one there: a data directory moved to another disk, or an experiment taken to
-        # another machine, was refused with "undo the change", which nothing could (25th hostile pass)
+        # another machine, was refused with "undo the change", which nothing could (25th hostile pass). A hub model
+        # folder moved (a Whisper directory of another venv) likewise: its weights come from the checkpoint, and
+        # `check_weights` refuses a model of another size at the new place (29th hostile pass, fix29w)
         return _same_place(*changes[key]) or _moved(*changes[key])
     if key == "batch.per_device":
         # A new batch cap repacks the epoch's batches: fine at an epoch end, not in the middle of one.

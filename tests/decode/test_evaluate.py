@@ -361,7 +361,8 @@ def test_a_row_longer_than_whispers_window_is_refused_before_decoding(tmp_path: 
     write_manifest(data / "train.jsonl", [row])
     # `sate prep --max-duration` filters training splits alone: for dev the advice, followed, kept the row (24th
     # hostile pass)
-    with pytest.raises(SateError, match=r"dev.jsonl: row long_0 lasts 31.00 s, longer than the 30 s this model's "
+    with pytest.raises(SateError, match=r"dev.jsonl: row long_0 lasts 31.0000 s \(496,000 samples\), more than the "
+                                        r"480,159 samples \(3,000 log-mel frames, 30 s\) this model's "
                                         r"acoustic encoder \(Whisper\) takes: evaluate a split whose rows are 30 s "
                                         r"at most \(sate prep --max-duration filters training splits only\)$"):
         evaluate(whisper_asr_dir, data, "dev", tmp_path / "out")

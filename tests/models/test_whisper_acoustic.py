@@ -72,12 +72,30 @@ def test_a_given_hub_is_whole(whisper_hub_dir: Path, speech_hub_dir: Callable[[s
     ({"acoustic": {"type": "whisper", "layers": 4}}, "acoustic.layers is 4 but"),
     ({"acoustic": {"type": "conformer", "freeze": 1}}, "only applies to the hf_* and whisper"),
     ({"acoustic": {"type": "hf_wav2vec2", "freeze": 1}}, "only applies to acoustic.type whisper"),
+    # Whisper reads none of them from config.json, which was named (an edit there changed nothing; 29th hostile pass)
+    ({"acoustic": {"type": "whisper", "dropout": 0.3}}, "acoustic.dropout is set but does nothing: acoustic.type "
+                                                        "whisper has no such setting: Whisper's encoder runs as "
+                                                        "released, without dropout"),
+    ({"acoustic": {"type": "hf_wav2vec2", "dropout": 0.3}}, "acoustic.dropout is set but does nothing: "
+                                                            "acoustic.type hf_wav2vec2 takes it from acoustic.path's"),
 ])
 def test_bad_settings_are_refused(whisper_hub_dir: Path, model: dict, message: str) -> None:
     if model["acoustic"]["type"] == "whisper":
         model["acoustic"]["path"] = str(whisper_hub_dir)
     with pytest.raises(SateError, match="model config: .*" + message.replace("*", r"\*")):
         resolve_config("asr", model)
+
+
+def test_each_setting_whisper_lacks_is_said_as_it_is(whisper_hub_dir: Path) -> None:
+    """"Whisper's encoder runs as released, without dropout" was said of acoustic.kernel and
+    acoustic.frontend_channels too (review of the 29th hostile pass)."""
+    for key, value, says in (("kernel", 31, "with no Conformer convolution module"),
+                             ("frontend_channels", 256, "its own two convolutions for a front-end"),
+                             ("dropout", 0.3, "without dropout")):
+        with pytest.raises(SateError) as err:
+            resolve_config("asr", whisper_asr(whisper_hub_dir, **{key: value}))
+        assert str(err.value).endswith(f"acoustic.{key} is set but does nothing: acoustic.type whisper has no such "
+                                       f"setting: Whisper's encoder runs as released, {says}"), str(err.value)
 
 
 def test_weights_load_and_freeze_keeps_the_lowest_layers(whisper_hub_dir: Path) -> None:
@@ -115,7 +133,7 @@ class Lengths:
 def test_training_refuses_utterances_longer_than_the_window() -> None:
     check_whisper_window(Lengths([16000, WHISPER_MAX_SAMPLES]), "train")  # exactly 30 s fits
     with pytest.raises(SateError, match=r"split train_sp: 1 utterance\(s\) longer than Whisper's 30-s window "
-                                        r"\(the longest 33.0 s"):
+                                        r"\(the longest 33.0000 s \(528,000 samples\), more than the 480,159 "):
         check_whisper_window(Lengths([16000, 33 * 16000]), "train_sp")
 
 
@@ -124,13 +142,16 @@ def test_the_window_refusal_says_speed_perturbation_only_where_there_is_some() -
     --max-duration` of a split it drops no row of (24th hostile pass, review): each is said as it is."""
     for lengths, split, says in (
             (Lengths([16000, 33 * 16000], [1.0, 0.9]), "train_sp",
-             "(the longest 33.0 s, with speed perturbation); run `sate prep` with a lower --max-duration (27 leaves "
+             "(the longest 33.0000 s (528,000 samples), more than the 480,159 samples (3,000 log-mel frames, 30 s), "
+             "with speed perturbation); run `sate prep` with a lower --max-duration (27 leaves "
              "room for speed 0.9)"),
             (Lengths([16000, 35 * 16000], [1.0, 1.0]), "train",
-             "(the longest 35.0 s); run `sate prep` with --max-duration 30 or lower (27 where `sate features "
+             "(the longest 35.0000 s (560,000 samples), more than the 480,159 samples (3,000 log-mel frames, 30 s)); "
+             "run `sate prep` with --max-duration 30 or lower (27 where `sate features "
              "--speed-perturb` will slow it to 0.9)"),
             (Lengths([35 * 16000], [1.0]), "dev",
-             "(the longest 35.0 s); `sate prep --max-duration` drops rows only from training splits (named train...): "
+             "(the longest 35.0000 s (560,000 samples), more than the 480,159 samples (3,000 log-mel frames, 30 s)); "
+             "`sate prep --max-duration` drops rows only from training splits (named train...): "
              "give data.valid (or data.train) a split whose rows are 30 s at most")):
         with pytest.raises(SateError) as err:
             check_whisper_window(lengths, split)
@@ -153,3 +174,20 @@ def test_an_init_from_another_whisper_names_the_setting_that_differs(tmp_path: P
         initialize(model, {"acoustic": {"path": str(tmp_path / "asr80.pt")}}, tokens, tokens, log=lambda _line: None)
     assert str(err.value) == (f"init failed, nothing was loaded: acoustic <- {tmp_path / 'asr80.pt'}: "
                               "acoustic.hub.mel_bins: checkpoint 80, ours 128")
+
+
+def test_a_resume_after_the_whisper_directory_moved_names_the_path_alone(whisper_hub_dir: Path,
+                                                                          tmp_path: Path) -> None:
+    """The run's Whisper directory gone (moved, or another venv's): its model section no longer resolved, so every
+    default showed as a change (`model.acoustic.dropout None -> 0.1` ... "and 18 more") and the path, the one
+    change, was hidden (29th hostile pass). A model section that resolves is compared as before."""
+    from sate.train.resume import config_changes
+
+    gone = str(tmp_path / "gone")
+    old = {"task": "asr", "model": whisper_asr(Path(gone), freeze=1)}
+    new = {"task": "asr", "model": whisper_asr(whisper_hub_dir, freeze=1)}
+    assert config_changes(old, new) == {"model.acoustic.path": (gone, str(whisper_hub_dir))}
+    assert config_changes(new, new) == {}
+    changed = {"task": "asr", "model": whisper_asr(whisper_hub_dir, freeze=2)}
+    assert config_changes(old, changed) == {"model.acoustic.path": (gone, str(whisper_hub_dir)),
+                                            "model.acoustic.freeze": (1, 2)}

@@ -314,3 +314,47 @@ def test_a_nan_in_the_decoder_does_not_refuse_whisper_read_for_its_encoder(whisp
     assert torch.isfinite(whisper_weights(copy)[0]["layers.1.fc2.weight"]).all()
     with pytest.raises(SateError, match=rf"^{copy}/model.safetensors: model.decoder.layers.1.fc2.weight holds NaN"):
         WhisperRecognizer.load(copy)
+
+
+def test_a_ctranslate2_output_layer_untied_from_the_embedding_is_refused(whisper_asr_dir: Path,
+                                                                         tmp_path: Path) -> None:
+    """CTranslate2's converter stores an untied model's ``proj_out`` as ``decoder/projection/weight``: sate's decoder,
+    which ties it to the embedding, decoded with the embedding without a word, where the same model as a Hugging
+    Face directory is refused (29th hostile pass). A tied model's projection is an alias: accepted."""
+    from safetensors.torch import load_file, save_file
+
+    converters = pytest.importorskip("ctranslate2.converters")
+    untied = tmp_path / "hf"
+    shutil.copytree(whisper_asr_dir, untied)
+    config = json.loads((untied / "config.json").read_text())
+    (untied / "config.json").write_text(json.dumps(config | {"tie_word_embeddings": False}))
+    state = load_file(untied / "model.safetensors")
+    state["proj_out.weight"] = state["model.decoder.embed_tokens.weight"] + 1
+    save_file(state, str(untied / "model.safetensors"), metadata={"format": "pt"})
+    out = tmp_path / "ct2"
+    converters.TransformersConverter(str(untied)).convert(str(out), quantization="float32")
+    WhisperEncoder.from_directory(out)  # the encoder alone (acoustic.type whisper) reads no output layer
+    with pytest.raises(SateError, match=rf"^{out}/model.bin: decoder/projection/weight differs from "
+                                        "decoder/embeddings/weight"):
+        WhisperRecognizer.load(out)
+    tied = tmp_path / "ct2_tied"
+    converters.TransformersConverter(str(whisper_asr_dir)).convert(str(tied), quantization="float32")
+    WhisperRecognizer.load(tied)
+
+
+def test_a_ctranslate2_directory_without_its_config_json_is_refused_for_decoding(ct2_dir: Path,
+                                                                                 tmp_path: Path) -> None:
+    """A partial CTranslate2 download (model.bin and its vocabulary, no config.json) decoded with nothing suppressed,
+    exit 0, the end token free at the first step (29th hostile pass); a config.json without the suppressed lists
+    (another kind's put beside model.bin) was read as none. The encoder alone (acoustic.type whisper) needs none."""
+    copy = tmp_path / "w"
+    shutil.copytree(ct2_dir, copy)
+    (copy / "config.json").unlink()
+    WhisperEncoder.from_directory(copy)
+    with pytest.raises(SateError, match=rf"^{copy}: no config.json beside model.bin: .* download the whole "):
+        WhisperRecognizer.load(copy)
+    (copy / "config.json").write_text(json.dumps({"model_type": "whisper", "suppress_ids": [3]}))
+    with pytest.raises(SateError, match=rf"^{copy}/config.json: no suppress_ids_begin; not the config.json "):
+        WhisperRecognizer.load(copy)
+    (copy / "config.json").write_text(json.dumps({"suppress_ids": None, "suppress_ids_begin": None}))
+    assert WhisperRecognizer.load(copy).suppress.tolist() == []  # null as the converter writes it: none

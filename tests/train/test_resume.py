@@ -497,3 +497,58 @@ def test_a_relative_place_gone_from_here_is_no_sign_it_moved(tmp_path: Path, mon
     assert _moved(str(tmp_path / "gone"), str(tmp_path / "new"))
     assert not _moved("data", str(tmp_path / "new"))
     assert not _moved(str(tmp_path / "new"), str(tmp_path / "new" / "x"))  # the run's own is still there
+
+
+def test_a_resume_after_the_whisper_directory_moved_trains_on_and_another_size_there_is_refused(
+        tmp_path: Path, prepared_data: Path, whisper_hub_dir: Path, make_config: MakeConfig,
+        capsys: pytest.CaptureFixture) -> None:
+    """The run's Whisper directory moved (another venv's site-packages) and the config's new path a Whisper of the
+    same size: the resume goes on with a note, as for a moved data directory; the weights come from the checkpoint
+    (29th hostile pass: the run's model section no longer resolved, and every default showed as a change). A Whisper
+    of another size at the new place is still refused, by the checkpoint's weights."""
+    transformers = pytest.importorskip("transformers")
+    whisper, moved, other = tmp_path / "whisper", tmp_path / "moved", tmp_path / "other"
+    shutil.copytree(whisper_hub_dir, whisper)
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)  # the frozen cache is written into it
+    config = make_config(tmp_path, "asr", data,
+                         model={"acoustic": {"type": "whisper", "path": str(whisper), "freeze": "all"}},
+                         data={"features": "waveform", "cmvn": "none", "frozen_cache": True},
+                         batch={"per_device": 2_000_000, "global": 2_000_000}, trainer={"max_epochs": 1})
+    exp = tmp_path / "exp"
+    assert main(["train", "--config", str(config), "--exp", str(exp)]) == 0
+    whisper.rename(moved)
+    capsys.readouterr()
+    assert main(["train", "--config", str(config), "--exp", str(exp), "--set", f"model.acoustic.path={moved}",
+                 "--set", "trainer.max_epochs=2"]) == 0
+    assert "resuming with model.acoustic.path changed: '/" in capsys.readouterr().out
+    assert torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)["epoch"] == 1
+
+    smaller = transformers.WhisperConfig(vocab_size=60, max_target_positions=32, d_model=16, encoder_layers=2,
+                                         decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+                                         encoder_ffn_dim=32, decoder_ffn_dim=32, num_mel_bins=80, pad_token_id=0,
+                                         bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)
+    transformers.WhisperForConditionalGeneration(smaller).save_pretrained(other)
+    shutil.rmtree(moved)
+    assert main(["train", "--config", str(config), "--exp", str(exp), "--set", f"model.acoustic.path={other}",
+                 "--set", "trainer.max_epochs=3"]) == 2
+    assert "its weights do not fit the model the config builds now" in capsys.readouterr().err
+
+
+def test_a_moved_marian_folder_is_taken_as_a_moved_whisper_one_is(tmp_path: Path, marian_dir: Path) -> None:
+    """`model.textual.path` is a hub folder as `model.acoustic.path` is: the run's own gone (absolute) and the new
+    place there, the resume takes it with a note (review of the 29th hostile pass); the run's own still there, it
+    stays a change."""
+    moved = tmp_path / "moved"
+    shutil.copytree(marian_dir, moved)
+
+    def config(path: Path) -> dict:
+        return {"task": "mt", "data": {"dir": str(tmp_path)}, "model": {
+            "textual": {"type": "hf_marian", "path": str(path)}, "decoder": {"type": "hf_marian"}}}
+
+    point = ResumePoint(path=tmp_path / "last.ckpt", checkpoint={"sate": {"train_config": config(tmp_path / "gone")}})
+    check_config_change(point, build(TrainingConfig, merge(TrainingConfig, config(moved))), tmp_path)
+    assert point.changed == {"model.textual.path": (str(tmp_path / "gone"), str(moved))}
+    point = ResumePoint(path=tmp_path / "last.ckpt", checkpoint={"sate": {"train_config": config(marian_dir)}})
+    with pytest.raises(SateError, match=r"cannot resume with a changed config: model.textual.path '/"):
+        check_config_change(point, build(TrainingConfig, merge(TrainingConfig, config(moved))), tmp_path)

@@ -60,6 +60,18 @@ def test_sate_on_whisper_trains_packs_and_decodes(tmp_path: Path, prepared_data:
 
         st = SpeechTranslator.load(pack, device="cpu")
         assert st.feature_kind == "waveform" and st.max_segment_seconds() == 30.0
+        import numpy as np
+
+        # a waveform beyond the window was refused by the encoder naming no input, 30.01 s as "3001 frames"; its
+        # length in samples was called frames (29th hostile pass)
+        short, longest, beyond = (np.zeros(n, np.float32) for n in (1600, 30 * 16000 + 159, 30 * 16000 + 160))
+        assert len(st.decode_features([short, longest])) == 2  # 3,000 frames: the window's last
+        with pytest.raises(SateError, match=r"^feats\[1\]: 30.0100 s \(480,160 samples\), more than the 480,159 "
+                                            r"samples \(3,000 log-mel frames, 30 s\) this model's acoustic "
+                                            r"encoder \(Whisper\) takes: cut it at pauses"):
+            st.decode_features([short, beyond])
+        with pytest.raises(SateError, match=r"^feats\[0\]: 100 samples, fewer than the 1600 of 0.1 s"):
+            st.decode_features([short[:100]])
         wav = json.loads((data / "tst-COMMON.jsonl").read_text().splitlines()[0])["audio"]
         result = st.translate([wav], batch_size=2)[0]
         assert result.segments and all(s.end - s.start <= 30.0 for s in result.segments)

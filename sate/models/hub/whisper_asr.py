@@ -28,8 +28,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from sate.data.audio import SAMPLE_RATE
-from sate.data.whisper_mel import HOP_LENGTH, whisper_log_mel
+from sate.data.whisper_mel import HOP_LENGTH, beyond_window, whisper_log_mel
 from sate.errors import SateError
 from sate.files import read_json
 from sate.layout import CT2_MODEL, PACK_YAML
@@ -67,7 +66,19 @@ def _suppressed(directory: Path, vocab: int) -> tuple[list[int], list[int]]:
         # as transformers does: without generation_config.json its settings come from config.json, where the
         # openai/whisper-* directories also list them (one downloaded without it decoded with nothing suppressed)
         path = directory / "config.json"
+    if name == "config.json" and not os.path.lexists(path):
+        # a partial download (model.bin and a vocabulary alone) decoded with nothing suppressed, exit 0, the end
+        # token and the blank free at the first step (29th hostile pass). CTranslate2 (4.8.5) itself cannot decode
+        # it: its generate fails on the missing suppress_ids unless suppression is turned off (review)
+        raise SateError(f"{directory}: no config.json beside {CT2_MODEL}: CTranslate2's converter writes the tokens "
+                        "Whisper's decoding suppresses there (suppress_ids, suppress_ids_begin), without which "
+                        "CTranslate2 itself does not decode the directory either; download the whole directory (hf "
+                        "download NAME --local-dir DIR) or convert the model again")
     config = read_json(path) if os.path.lexists(path) else {}  # no file in its place (a folder): named, not skipped
+    missing = [key for key in (always, first) if name == "config.json" and key not in config]
+    if missing:  # the converter writes both, null or not: a config.json of another kind put beside model.bin
+        raise SateError(f"{path}: no {' or '.join(missing)}; not the config.json CTranslate2's converter writes "
+                        "beside a Whisper model.bin (download the whole directory, or convert the model again)")
     lists = []
     for key in (always, first):
         ids = config.get(key) or []
@@ -119,12 +130,12 @@ class WhisperRecognizer:
     def log_mel(self, waves: Sequence[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
         """Padded (B, T, mel_bins) Whisper log-mel of 16 kHz waveforms and their frame counts; with window "30s"
         each waveform is padded with silence to the encoder's window first."""
-        limit = self.encoder.max_frames() * HOP_LENGTH
         longest = max(len(w) for w in waves)
-        if longest > limit:
-            raise SateError(f"a segment of {longest / SAMPLE_RATE:.2f} s is longer than Whisper's window of "
-                            f"{limit / SAMPLE_RATE:g} s: split it into shorter segments")
-        width = limit if self.window == "30s" else longest
+        # the bound of training, sate evaluate and the API (480,159 samples fit 3,000 frames); 480,000 refused more
+        if (beyond := beyond_window(longest, self.max_seconds())) is not None:
+            raise SateError(f"a segment of {beyond} Whisper's window holds: split it into shorter segments")
+        # padded to 30 s, as Whisper pads; a segment a little longer keeps its own length (3,000 frames either way)
+        width = max(self.encoder.max_frames() * HOP_LENGTH, longest) if self.window == "30s" else longest
         batch = torch.zeros(len(waves), width)
         for i, wave in enumerate(waves):
             batch[i, :len(wave)] = torch.as_tensor(wave, dtype=torch.float32)

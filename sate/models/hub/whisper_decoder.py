@@ -22,7 +22,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sate.errors import SateError
-from sate.models.hub.ctranslate2_file import read_tensors
+from sate.models.hub.ctranslate2_file import ModelIndex, read_tensors
 from sate.models.hub.files import Claims, check_config_sizes, check_weights, positive_sizes, read_json, read_weights
 from sate.models.hub.whisper_files import ct2_index, ct2_stack, header_shapes, reads, refuse_unused, whisper_format
 
@@ -208,6 +208,7 @@ def decoder_weights(directory: Path, sizes: DecoderSizes) -> tuple[dict[str, tor
         names |= {"embed.weight": "decoder/embeddings/weight", "positions": "decoder/position_encodings/encodings"}
         tensors = {name: tensor.float() for name, tensor in read_tensors(index, list(names.values())).items()}
         check_weights(tensors, index.path)  # in float32, where it is fastest
+        _tied_projection(index, tensors["decoder/embeddings/weight"])
         return {ours: tensors[theirs] for ours, theirs in names.items()}, index.path
     state, source = read_weights(directory, used=reads("decoder", "proj_out.weight"))
     prefix = "model.decoder." if any(k.startswith("model.decoder.") for k in state) else "decoder."
@@ -232,6 +233,20 @@ def decoder_weights(directory: Path, sizes: DecoderSizes) -> tuple[dict[str, tor
         out[f"layers.{i}.cross_kv.weight"], out[f"layers.{i}.cross_kv.bias"] = _fused(
             part, f"layers.{i}.encoder_attn.", "kv")
     return out, source
+
+
+def _tied_projection(index: ModelIndex, embedding: torch.Tensor) -> None:
+    """Refuse a CTranslate2 file whose output layer (``decoder/projection/weight``) is not the embedding, as a
+    Hugging Face ``proj_out.weight`` that differs is refused: the converter stores an untied model's ``proj_out``
+    there, and sate's decoder, which ties them, decoded with the embedding instead without a word (29th hostile
+    pass). A tied model's projection is an alias of the embedding (the same variable), read for nothing."""
+    name = "decoder/projection/weight"
+    projection = index.variables.get(name)
+    if projection is None or projection == index.variables["decoder/embeddings/weight"]:
+        return
+    if not torch.equal(read_tensors(index, [name])[name].float(), embedding):
+        raise SateError(f"{index.path}: {name} differs from decoder/embeddings/weight; sate's Whisper decoder ties "
+                        "its output layer to the embedding, as Whisper's own models do")
 
 
 def load_decoder(directory: Path) -> WhisperDecoder:
