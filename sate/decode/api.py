@@ -36,6 +36,7 @@ import torch
 from sate import layout
 from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, audio_blocks, num_frames, to_mono_16k
 from sate.data.features import NUM_MEL_BINS, compute_fbank
+from sate.data.whisper_mel import beyond_window
 from sate.decode import api_args as args
 from sate.decode.options import DecodeOptions
 from sate.decode.pack import (
@@ -475,8 +476,6 @@ class SpeechTranslator:
                               MIN_SAMPLES if waveform else num_frames(MIN_SAMPLES))
         limit = self.max_segment_seconds()  # Whisper's window: its encoder's refusal named no input of the batch
         if waveform and limit is not None:
-            from sate.data.whisper_mel import beyond_window
-
             for i, f in enumerate(feats):
                 if (beyond := beyond_window(len(f), limit)) is not None:
                     raise SateError(f"feats[{i}]: {beyond} this model's acoustic encoder (Whisper) takes: cut it at "

@@ -216,7 +216,7 @@ def check_row_lengths(manifest: Path, rows: list[dict], limit: float | None, adv
     if limit is None:
         return
     from sate.data.waveform import segment_samples  # heavy: torch
-    from sate.data.whisper_mel import beyond_window
+    from sate.data.whisper_mel import beyond_window  # heavy: torch
 
     longest = max(rows, key=segment_samples)
     beyond = beyond_window(segment_samples(longest), limit)
