@@ -92,18 +92,21 @@ class MovableCheckpoint(ModelCheckpoint):
             self.kth_value = self.best_k_models[ranked[k - 1]]
 
     def _moved(self, state: dict[str, Any], old: str) -> dict[str, Any] | None:
-        """``state`` with its paths in this folder, or None when one names a file that is not here."""
-        def here(path: str) -> str | None:
+        """``state`` with its paths in this folder, or None when one names a file that is not here. The latest
+        checkpoint (last.ckpt) may be gone: the record names it only for its name, which this run writes again, and a
+        moved experiment whose last.ckpt was deleted resumed from an epoch checkpoint and kept every checkpoint past
+        keep_last and keep_best (29th hostile pass)."""
+        def here(path: str, needed: bool = True) -> str | None:
             if not path:
                 return path
             if os.path.dirname(path) != old:
                 return None
             moved = os.path.join(str(self.dirpath), os.path.basename(path))
-            return moved if os.path.isfile(moved) else None
+            return moved if os.path.isfile(moved) or not needed else None
 
         best = {here(str(path)): score for path, score in (state.get("best_k_models") or {}).items()}
-        named = [here(str(state.get(key) or "")) for key in ("best_model_path", "kth_best_model_path",
-                                                           "last_model_path")]
+        named = [here(str(state.get(key) or ""), key != "last_model_path")
+                 for key in ("best_model_path", "kth_best_model_path", "last_model_path")]
         if None in best or None in named:
             return None
         return {**state, "dirpath": self.dirpath, "best_k_models": best,

@@ -497,3 +497,20 @@ def test_a_relative_place_gone_from_here_is_no_sign_it_moved(tmp_path: Path, mon
     assert _moved(str(tmp_path / "gone"), str(tmp_path / "new"))
     assert not _moved("data", str(tmp_path / "new"))
     assert not _moved(str(tmp_path / "new"), str(tmp_path / "new" / "x"))  # the run's own is still there
+
+
+def test_a_moved_experiment_without_its_last_checkpoint_keeps_its_checkpoint_budget(trained: tuple[Path, Path],
+                                                                                   exp: Path) -> None:
+    """The same with last.ckpt deleted by hand: the run resumes from its newest epoch checkpoint, whose record names
+    last.ckpt; that file gone, the whole record was dropped and the resumed run kept epoch000 past keep_last 3, with
+    Lightning's "dirpath has changed" warning (29th hostile pass)."""
+    import warnings
+
+    (exp / "checkpoints" / "last.ckpt").unlink()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        train(load_training_config(trained[0], ["trainer.max_epochs=4"]), exp)
+    assert not [w for w in seen if "dirpath has changed" in str(w.message)]
+    names = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
+    assert len([n for n in names if n.startswith("best-")]) == 1, names  # keep_best 1
+    assert [n for n in names if n.startswith("epoch")] == ["epoch001.ckpt", "epoch002.ckpt", "epoch003.ckpt"], names
