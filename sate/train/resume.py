@@ -167,7 +167,8 @@ def find_resume_point(ckpt_dir: Path) -> ResumePoint:
         point.notes += [f"passed over: {p}" for p in problems]
         return point
     raise SateError(f"{ckpt_dir}: no readable checkpoint to resume from ({'; '.join(problems)[:600]}); "
-                    f"train into a new --exp, or move these files away to start afresh here")
+                    f"train into a new --exp, or move {ckpt_dir.parent} aside and train into it afresh (its logs are "
+                    "the old run's)")
 
 
 def set_aside(paths: list[Path]) -> list[Path]:

@@ -753,8 +753,9 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         default_root_dir=exp,
     )
     if trainer.is_global_zero:
-        if point.path is not None:
-            drop_rows_after(exp, resumed_step)  # rows a killed run logged after the checkpoint come again
+        # rows a killed run logged after the checkpoint come again; with no checkpoint, every row of a run killed
+        # before its first one does (they were drawn twice by `sate report --curves`: 29th hostile pass)
+        drop_rows_after(exp, resumed_step)
         write_yaml(exp / layout.CONFIG, config.to_dict())  # only now: a refused resume leaves the snapshot alone
         counts = parameter_counts(model)
         print(f"task {config.task}: {plan.describe()}; precision {precision}; {world} process(es)")

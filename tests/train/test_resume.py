@@ -514,3 +514,22 @@ def test_a_moved_experiment_without_its_last_checkpoint_keeps_its_checkpoint_bud
     names = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
     assert len([n for n in names if n.startswith("best-")]) == 1, names  # keep_best 1
     assert [n for n in names if n.startswith("epoch")] == ["epoch001.ckpt", "epoch002.ckpt", "epoch003.ckpt"], names
+
+
+def test_a_run_stopped_before_its_first_checkpoint_logs_each_step_once_when_started_again(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path) -> None:
+    """A run killed (preempted) inside its first epoch, with no checkpoint written, starts afresh: its rows stayed in
+    logs/version_0 beside the new run's of the same steps, and `sate report --curves` drew both as one line going
+    back (29th hostile pass). A fresh start drops them, as a resume drops those logged after its checkpoint."""
+    from sate.scoring.report import read_curves
+    from tests.train.conftest import Stopped, stop_at
+
+    settings = ["batch.per_device=800", "batch.global=800", "trainer.max_epochs=1"]  # five updates an epoch
+    config = load_training_config(make_config(tmp_path, "asr", prepared_data), settings)
+    exp = tmp_path / "exp"
+    with pytest.raises(Stopped):
+        train(config, exp, callbacks=[stop_at(3)])
+    assert not list((exp / "checkpoints").glob("*.ckpt")) and read_curves(exp)["train/loss"]
+    train(config, exp)
+    steps = [step for step, _ in read_curves(exp)["train/loss"]]
+    assert steps == sorted(set(steps)) == [0, 1, 2, 3, 4], steps
