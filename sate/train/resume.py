@@ -207,6 +207,11 @@ def _comparable(config: dict[str, object]) -> dict[str, object]:
         config["model"] = resolve_config(config["task"], config.get("model")).to_dict()
     except SateError:
         pass  # an old checkpoint's model section that no longer resolves is compared as written
+    data = config.get("data")
+    if isinstance(data, dict) and isinstance(data.get("train"), list) and len(data["train"]) == 1:
+        # a one-split list is read as the name alone, batch for batch: "data.train 'train' -> ['train']" refused the
+        # same run's resume (29th hostile pass)
+        config["data"] = {**data, "train": data["train"][0]}
     return _flat(config)
 
 

@@ -533,3 +533,19 @@ def test_a_run_stopped_before_its_first_checkpoint_logs_each_step_once_when_star
     train(config, exp)
     steps = [step for step, _ in read_curves(exp)["train/loss"]]
     assert steps == sorted(set(steps)) == [0, 1, 2, 3, 4], steps
+
+
+def test_a_one_split_list_is_no_change_of_the_training_split(tmp_path: Path) -> None:
+    """`data.train: [train]` is read exactly as `data.train: train` (docs/training.md): a resume written either way
+    was refused as "data.train 'train' -> ['train']" (29th hostile pass); another split, or two, still is a change."""
+    old = {"task": "asr", "data": {"dir": str(tmp_path), "train": "train"}}
+    point = ResumePoint(path=tmp_path / "last.ckpt", checkpoint={"sate": {"train_config": old}})
+
+    def config(train: object) -> TrainingConfig:
+        return build(TrainingConfig, merge(TrainingConfig, {**old, "data": {"dir": str(tmp_path), "train": train}}))
+
+    check_config_change(point, config(["train"]), tmp_path)
+    assert point.changed == {}
+    for other in (["train", "train_sp"], ["train_sp"]):
+        with pytest.raises(SateError, match=r"cannot resume with a changed config: data.train 'train' -> "):
+            check_config_change(point, config(other), tmp_path)
