@@ -549,3 +549,36 @@ def test_a_one_split_list_is_no_change_of_the_training_split(tmp_path: Path) -> 
     for other in (["train", "train_sp"], ["train_sp"]):
         with pytest.raises(SateError, match=r"cannot resume with a changed config: data.train 'train' -> "):
             check_config_change(point, config(other), tmp_path)
+
+
+def test_a_fresh_start_keeps_the_rows_of_a_finished_run_whose_checkpoints_were_moved_away(
+        trained: tuple[Path, Path], exp: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A fresh start emptied every earlier log, a finished run's whose checkpoints were moved away (the advice of
+    older builds) or deleted to save disk (29th hostile pass, review29c): that run validated, its rows are kept."""
+    snapshot = read_yaml(exp / "config.yaml")
+    snapshot["trainer"]["max_minutes"] = None  # as most runs: the rule would keep its rows for that alone
+    (exp / "config.yaml").write_text(yaml.safe_dump(snapshot))
+    before = {p: p.read_text() for p in (exp / "logs").glob("version_*/metrics.csv")}
+    assert sum(len(text.splitlines()) for text in before.values()) > len(before)  # rows, not headers alone
+    shutil.move(exp / "checkpoints", tmp_path / "away")
+    train(load_training_config(trained[0], ["trainer.max_epochs=1"]), exp)
+    assert all(p.read_text() == text for p, text in before.items())
+    assert "dropped its" not in capsys.readouterr().out
+
+
+def test_a_fresh_start_over_a_killed_runs_log_that_is_not_utf8_starts_afresh(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path) -> None:
+    """It was refused with no way on (29th hostile pass, review29c); the log is left as it is, as before."""
+    from tests.train.conftest import Stopped, stop_at
+
+    config = load_training_config(make_config(tmp_path, "asr", prepared_data),
+                                  ["batch.per_device=800", "batch.global=800", "trainer.max_epochs=1"])
+    exp = tmp_path / "exp"
+    with pytest.raises(Stopped):
+        train(config, exp, callbacks=[stop_at(2)])
+    log = exp / "logs" / "version_0" / "metrics.csv"
+    with log.open("ab") as f:
+        f.write(b"0,0.1,3,caf\xe9\n")
+    kept = log.read_bytes()
+    train(config, exp)
+    assert log.read_bytes() == kept and (exp / "checkpoints" / "epoch000.ckpt").is_file()
