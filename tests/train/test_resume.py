@@ -551,6 +551,26 @@ def test_a_one_split_list_is_no_change_of_the_training_split(tmp_path: Path) -> 
             check_config_change(point, config(other), tmp_path)
 
 
+def _checkpoints(exp: Path) -> tuple[list[str], list[str]]:
+    names = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
+    return [n for n in names if n.startswith("best-")], [n for n in names if n.startswith("epoch")]
+
+
+def test_a_copy_whose_best_checkpoint_is_its_newest_file_resumes_from_the_epoch_checkpoint(
+        trained: tuple[Path, Path], exp: Path, capsys: pytest.CaptureFixture) -> None:
+    """`cp -r` gives each file the time of its copy: best-*-epoch002.ckpt, of the same step as epoch002.ckpt, could
+    be the newest, and the resume took it; its record of the epoch checkpoints was written before epoch002.ckpt, and
+    the run kept 2 best and 4 epoch checkpoints past keep_best 1 and keep_last 3 (29th hostile pass, review29c)."""
+    (exp / "checkpoints" / "last.ckpt").unlink()
+    files = sorted((exp / "checkpoints").glob("*.ckpt"), key=lambda p: p.name.startswith("best-"))
+    for n, path in enumerate(files):  # the best checkpoint copied last
+        os.utime(path, (1_700_000_000 + n, 1_700_000_000 + n))
+    train(load_training_config(trained[0], ["trainer.max_epochs=5"]), exp)
+    assert "resuming from epoch002.ckpt" in capsys.readouterr().out
+    best, epochs = _checkpoints(exp)
+    assert len(best) == 1 and epochs == ["epoch002.ckpt", "epoch003.ckpt", "epoch004.ckpt"], (best, epochs)
+
+
 def test_a_fresh_start_keeps_the_rows_of_a_finished_run_whose_checkpoints_were_moved_away(
         trained: tuple[Path, Path], exp: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """A fresh start emptied every earlier log, a finished run's whose checkpoints were moved away (the advice of
