@@ -571,6 +571,22 @@ def test_a_copy_whose_best_checkpoint_is_its_newest_file_resumes_from_the_epoch_
     assert len(best) == 1 and epochs == ["epoch002.ckpt", "epoch003.ckpt", "epoch004.ckpt"], (best, epochs)
 
 
+def test_a_moved_experiment_with_an_epoch_checkpoint_deleted_keeps_its_budget_as_in_place(
+        trained: tuple[Path, Path], exp: Path) -> None:
+    """An epoch checkpoint deleted by hand (disk) from a moved or copied experiment dropped the whole record of the
+    epoch checkpoints ("dirpath has changed"), and the run kept every one past keep_last, where in place it kept
+    keep_last (29th hostile pass, review29c): the missing file leaves the record, the rest is taken over."""
+    import warnings
+
+    (exp / "checkpoints" / "epoch000.ckpt").unlink()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        train(load_training_config(trained[0], ["trainer.max_epochs=5"]), exp)
+    assert not [w for w in seen if "dirpath has changed" in str(w.message)]
+    best, epochs = _checkpoints(exp)
+    assert len(best) == 1 and epochs == ["epoch002.ckpt", "epoch003.ckpt", "epoch004.ckpt"], (best, epochs)
+
+
 def test_a_fresh_start_keeps_the_rows_of_a_finished_run_whose_checkpoints_were_moved_away(
         trained: tuple[Path, Path], exp: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """A fresh start emptied every earlier log, a finished run's whose checkpoints were moved away (the advice of
