@@ -201,6 +201,9 @@ def trained_data(model_file: Path, data_dir: Path) -> str:
             "the run trained on this directory"
         return (f"; {run} (data.dir of {config}: {one_line(where)}), whose files changed since "
                 "(`sate vocab` or `sate features` run again?): pack a model trained on them, or restore the run's")
+    if not relative and not os.path.isdir(where):  # moved since: the advice named a place that is gone (29th pass)
+        return (f"; give --data the data directory it was trained on: {one_line(where)} (data.dir of {config}), which "
+                "is not there now (moved, or removed?): give the folder it went to")
     return f"; give --data the data directory it was trained on: {one_line(where)} (data.dir of {config}{relative})"
 
 

@@ -92,20 +92,25 @@ class MovableCheckpoint(ModelCheckpoint):
             self.kth_value = self.best_k_models[ranked[k - 1]]
 
     def _moved(self, state: dict[str, Any], old: str) -> dict[str, Any] | None:
-        """``state`` with its paths in this folder, or None when one names a file that is not here."""
+        """``state`` with its paths in this folder, or None when one names a file of another folder. A file it names
+        that is not here (deleted by hand) leaves the record, as it stays harmlessly in a record restored in place:
+        the whole record was dropped, and a moved experiment kept every checkpoint past keep_last and keep_best where
+        the same one in place kept them (29th hostile pass: last.ckpt, hand29c; an epoch checkpoint, review29c).
+        last.ckpt is named for its name alone, which this run writes again."""
         def here(path: str) -> str | None:
             if not path:
                 return path
             if os.path.dirname(path) != old:
                 return None
-            moved = os.path.join(str(self.dirpath), os.path.basename(path))
-            return moved if os.path.isfile(moved) else None
+            return os.path.join(str(self.dirpath), os.path.basename(path))
 
         best = {here(str(path)): score for path, score in (state.get("best_k_models") or {}).items()}
         named = [here(str(state.get(key) or "")) for key in ("best_model_path", "kth_best_model_path",
                                                            "last_model_path")]
         if None in best or None in named:
             return None
+        best = {path: score for path, score in best.items() if os.path.isfile(path)}  # type: ignore[arg-type]
+        named[:2] = [path if path and os.path.isfile(path) else "" for path in named[:2]]
         return {**state, "dirpath": self.dirpath, "best_k_models": best,
                 **dict(zip(("best_model_path", "kth_best_model_path", "last_model_path"), named, strict=True))}
 

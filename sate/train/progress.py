@@ -18,7 +18,7 @@ from lightning.pytorch.callbacks import Callback
 
 from sate import layout
 from sate.data.manifest import MAX_TEXT_BYTES, csv_records
-from sate.errors import one_line
+from sate.errors import SateError, one_line
 from sate.files import atomic_open, atomic_write_text, not_a_file
 from sate.targets import metric_logs
 from sate.train.train_time import TrainTimeRecord, read_train_time
@@ -87,6 +87,55 @@ def drop_rows_after(exp: Path, step: int) -> int:
             dropped += cut
             atomic_write_text(path, "".join(line + "\n" for line in kept))
     return dropped
+
+
+def drop_killed_run_rows(exp: Path) -> int:
+    """On a fresh start, the rows of the newest log when they can only be a run's stopped before its first
+    checkpoint, which this run logs again (`sate report --curves` drew both as one line going back: 29th hostile
+    pass); returns how many. Only when every row is of epoch 0 with no validation value, and the run's snapshot
+    (EXP/config.yaml, not yet rewritten) set no max_steps, max_minutes or checkpoint_every_*, which end or checkpoint a
+    run inside its first epoch: a finished run validated at least once, so the rows of one whose checkpoints were
+    moved away or deleted are kept. A log or snapshot that does not read is left as it is, as before."""
+    from sate.config import read_yaml  # the snapshot as `sate config` reads it
+
+    logs = metric_logs(Path(exp))
+    if not logs or not logs[-1].is_file() or logs[-1].stat().st_size > MAX_TEXT_BYTES:
+        return 0
+    path = logs[-1]
+    try:
+        trainer = read_yaml(Path(exp) / layout.CONFIG).get("trainer")
+        lines, records = csv_records(path)
+    except (SateError, OSError):
+        return 0
+    if not isinstance(trainer, dict) or trainer.get("max_steps", -1) not in (-1, None) or any(
+            trainer.get(key) not in (None, 0) for key in ("max_minutes", "checkpoint_every_minutes",
+                                                          "checkpoint_every_steps")):
+        return 0
+    rows = [record for record in records if record[0]]
+    if not rows:
+        return 0
+    names = [rows[0][0][0].removeprefix("\ufeff"), *rows[0][0][1:]]
+    if "step" not in names or "epoch" not in names:
+        return 0
+    epoch, valid = names.index("epoch"), [i for i, name in enumerate(names) if name.startswith("valid/")]
+    for record, _ in rows[1:]:
+        if len(record) > len(names) or any(record[i] for i in valid if i < len(record)):
+            return 0
+        if epoch < len(record) and record[epoch] and not _is_zero(record[epoch]):
+            return 0
+    if len(rows) == 1:
+        return 0
+    atomic_write_text(path, "".join(line + "\n" for line in lines[: rows[0][1]]))
+    print(f"{one_line(str(path))}: dropped its {len(rows) - 1} rows, of a run stopped inside its first epoch before "
+          "any checkpoint: this run logs those steps again")
+    return len(rows) - 1
+
+
+def _is_zero(value: str) -> bool:
+    try:
+        return float(value) == 0
+    except ValueError:
+        return False
 
 
 def _cut_crash_tail(path: Path) -> None:

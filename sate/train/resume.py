@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +106,7 @@ class ResumePoint:
     passed_over: list[Path] = field(default_factory=list)
 
 
+EPOCH_CHECKPOINT = re.compile(r"epoch\d+\.ckpt")  # the epoch callback's files (sate.train.trainer)
 UNREAD = (-1, -1)  # the progress of a checkpoint that does not read without its weights
 
 
@@ -122,8 +124,12 @@ def candidates(ckpt_dir: Path) -> list[Path]:
     # a file whose progress does not read comes first, to be judged by the full read: refused when it holds
     # pickled code, set aside with a note when damaged
     done = {p: progress(p) for p in paths}
+    # among equals an epoch checkpoint before a best-* one: written after it at the same epoch's end, it holds the
+    # later record of the epoch checkpoints. A copy (`cp -r`) gives file times by the order of copying, and one that
+    # resumed from best-*.ckpt kept every checkpoint past keep_last and keep_best (29th hostile pass, review29c)
     return sorted(paths, key=lambda p: (done[p] == UNREAD, done[p], p.name == layout.LAST_CHECKPOINT,
-                                        p.stat().st_mtime, p.name), reverse=True)
+                                        EPOCH_CHECKPOINT.fullmatch(p.name) is not None, p.stat().st_mtime, p.name),
+                  reverse=True)
 
 
 def progress(path: Path) -> tuple[int, int]:
@@ -167,7 +173,8 @@ def find_resume_point(ckpt_dir: Path) -> ResumePoint:
         point.notes += [f"passed over: {p}" for p in problems]
         return point
     raise SateError(f"{ckpt_dir}: no readable checkpoint to resume from ({'; '.join(problems)[:600]}); "
-                    f"train into a new --exp, or move these files away to start afresh here")
+                    f"train into a new --exp, or move {ckpt_dir.parent} aside and train into it afresh (its logs are "
+                    "the old run's)")
 
 
 def set_aside(paths: list[Path]) -> list[Path]:
@@ -206,6 +213,11 @@ def _comparable(config: dict[str, object]) -> dict[str, object]:
         config["model"] = resolve_config(config["task"], config.get("model")).to_dict()
     except SateError:
         pass  # an old checkpoint's model section that no longer resolves is compared as written
+    data = config.get("data")
+    if isinstance(data, dict) and isinstance(data.get("train"), list) and len(data["train"]) == 1:
+        # a one-split list is read as the name alone, batch for batch: "data.train 'train' -> ['train']" refused the
+        # same run's resume (29th hostile pass)
+        config["data"] = {**data, "train": data["train"][0]}
     return _flat(config)
 
 

@@ -607,7 +607,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.train.datamodule import SateDataModule, check_mt_text
     from sate.train.frozen_cache import check_teacher_cache
     from sate.train.module import SateModule
-    from sate.train.progress import TrainTime, drop_rows_after
+    from sate.train.progress import TrainTime, drop_killed_run_rows, drop_rows_after
     from sate.train.rendezvous import AnnouncedDDP
     from sate.train.resume import (
         check_cmvn,
@@ -755,6 +755,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     if trainer.is_global_zero:
         if point.path is not None:
             drop_rows_after(exp, resumed_step)  # rows a killed run logged after the checkpoint come again
+        else:  # so do those of a run killed before its first checkpoint, and those alone (drop_killed_run_rows)
+            drop_killed_run_rows(exp)
         write_yaml(exp / layout.CONFIG, config.to_dict())  # only now: a refused resume leaves the snapshot alone
         counts = parameter_counts(model)
         print(f"task {config.task}: {plan.describe()}; precision {precision}; {world} process(es)")

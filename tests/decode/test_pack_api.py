@@ -136,6 +136,25 @@ def test_a_refused_data_directory_is_told_the_one_the_run_trained_on(tmp_path: P
         pack(model, other, tmp_path / "pack")
 
 
+def test_a_data_dir_moved_since_the_run_is_named_as_gone(tmp_path: Path, prepared_data: Path) -> None:
+    """The run's data directory moved since it trained (a resume takes it so, with a note): the refusal of another
+    directory advised giving the old place, which is not there; it says so now, and the moved one is packed."""
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    model = tiny_model_file(exp, prepared_data, "st", cmvn=cmvn_record(prepared_data / "cmvn.json"))
+    (exp / "config.yaml").write_text(yaml.safe_dump({"task": "st", "data": {"dir": str(tmp_path / "gone")}}))
+    other = tmp_path / "data2"
+    shutil.copytree(prepared_data, other, ignore=shutil.ignore_patterns("fbank"))
+    stats = json.loads((other / "cmvn.json").read_text())
+    stats["mean"][3] += 1.0
+    (other / "cmvn.json").write_text(json.dumps(stats))
+    with pytest.raises(SateError, match=re.escape(f"trained on: {tmp_path / 'gone'} (data.dir of {exp}/config.yaml), "
+                                                  "which is not there now (moved, or removed?): give the folder it "
+                                                  "went to")):
+        pack(model, other, tmp_path / "pack")
+    pack(model, prepared_data, tmp_path / "pack")  # the advice followed: the folder it went to
+
+
 def test_a_relative_data_dir_is_named_as_relative_to_where_the_run_trained(
         tmp_path: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A relative data.dir in the run's config.yaml was read from the current directory: from elsewhere the advice

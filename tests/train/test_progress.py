@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from sate.errors import SateError
-from sate.train.progress import drop_rows_after
+from sate.train.progress import drop_killed_run_rows, drop_rows_after
 
 HEADER = "epoch,lr,step,train/loss\n"
 
@@ -119,3 +120,57 @@ def test_a_train_time_record_out_of_range_starts_the_time_again(tmp_path: Path, 
     assert read_train_time(tmp_path) == {"seconds": 0.0, "runs": 0}
     (tmp_path / "train_time.json").write_text('{"seconds": 12.5, "runs": 2}')
     assert read_train_time(tmp_path) == {"seconds": 12.5, "runs": 2}
+
+
+def _snapshot(exp: Path, **trainer: object) -> None:
+    exp.mkdir(parents=True, exist_ok=True)
+    (exp / "config.yaml").write_text(yaml.safe_dump({"task": "asr", "trainer": {"max_epochs": 3, **trainer}}))
+
+
+def test_a_fresh_start_drops_the_rows_of_a_run_stopped_before_its_first_checkpoint_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fresh start dropped every row of every log, a finished run's too when its checkpoints were moved away or
+    deleted (29th hostile pass, review29c): only the newest log's rows, all of epoch 0 with no validation value,
+    under a snapshot that neither ends nor checkpoints a run inside an epoch, are a killed run's; said in one line."""
+    killed, finished = tmp_path / "killed", tmp_path / "finished"
+    _snapshot(killed)
+    path = log(killed, 0, b"0,0.1,0,5.0\n0,0.1,1,4.0\n")
+    assert drop_killed_run_rows(killed) == 2 and path.read_text() == HEADER
+    said = capsys.readouterr().out.strip()
+    assert said == f"{path}: dropped its 2 rows, of a run stopped inside its first epoch before any checkpoint: this " \
+                   "run logs those steps again", said
+    _snapshot(finished)
+    rows = "epoch,lr,step,train/loss,valid/loss\n0,0.1,0,5.0,\n0,,0,,4.5\n1,0.1,1,4.0,\n1,,1,,3.5\n"
+    mine = finished / "logs" / "version_0" / "metrics.csv"
+    mine.parent.mkdir(parents=True)
+    mine.write_text(rows)
+    assert drop_killed_run_rows(finished) == 0 and mine.read_text() == rows
+    mine.write_text(rows.replace("1,", "0,"))  # one epoch, validated: a finished run of max_epochs 1
+    assert drop_killed_run_rows(finished) == 0
+    mine.write_text(HEADER + "0,0.1,0,5.0\n0,0.1,1,4.0\n")  # an older log: the newest is the run's
+    newest = log(finished, 1, b"1,0.1,2,3.0\n")
+    assert drop_killed_run_rows(finished) == 0 and newest.read_text() == HEADER + "1,0.1,2,3.0\n"
+
+
+@pytest.mark.parametrize("trainer", [{"max_steps": 2}, {"max_minutes": 1.0}, {"checkpoint_every_steps": 1},
+                                     {"checkpoint_every_minutes": 0.5}])
+def test_a_run_that_may_have_ended_or_checkpointed_inside_its_first_epoch_keeps_its_rows(
+        tmp_path: Path, trainer: dict) -> None:
+    """max_steps or max_minutes ends a run inside epoch 0 unvalidated, checkpoint_every_* writes last.ckpt there:
+    rows of epoch 0 alone may be a finished or checkpointed run's, kept when its checkpoints are gone."""
+    _snapshot(tmp_path, **trainer)
+    path = log(tmp_path, 0, b"0,0.1,0,5.0\n0,0.1,1,4.0\n")
+    assert drop_killed_run_rows(tmp_path) == 0 and path.read_text() == HEADER + "0,0.1,0,5.0\n0,0.1,1,4.0\n"
+
+
+def test_a_fresh_start_leaves_a_log_or_snapshot_that_does_not_read(tmp_path: Path) -> None:
+    """A killed run's log that is not UTF-8 was refused at a fresh start with no way on (review29c); the run
+    starts afresh as it did before, the log left as it is; so with no snapshot, or one that is not YAML."""
+    _snapshot(tmp_path)
+    path = log(tmp_path, 0, b"0,0.1,0,caf\xe9\n")
+    assert drop_killed_run_rows(tmp_path) == 0 and path.read_bytes() == HEADER.encode() + b"0,0.1,0,caf\xe9\n"
+    path.write_text(HEADER + "0,0.1,0,5.0\n")
+    (tmp_path / "config.yaml").write_text("trainer: [")
+    assert drop_killed_run_rows(tmp_path) == 0
+    (tmp_path / "config.yaml").unlink()
+    assert drop_killed_run_rows(tmp_path) == 0 and path.read_text() == HEADER + "0,0.1,0,5.0\n"

@@ -552,3 +552,124 @@ def test_a_moved_marian_folder_is_taken_as_a_moved_whisper_one_is(tmp_path: Path
     point = ResumePoint(path=tmp_path / "last.ckpt", checkpoint={"sate": {"train_config": config(marian_dir)}})
     with pytest.raises(SateError, match=r"cannot resume with a changed config: model.textual.path '/"):
         check_config_change(point, build(TrainingConfig, merge(TrainingConfig, config(moved))), tmp_path)
+
+
+def test_a_moved_experiment_without_its_last_checkpoint_keeps_its_checkpoint_budget(trained: tuple[Path, Path],
+                                                                                   exp: Path) -> None:
+    """The same with last.ckpt deleted by hand: the run resumes from its newest epoch checkpoint, whose record names
+    last.ckpt; that file gone, the whole record was dropped and the resumed run kept epoch000 past keep_last 3, with
+    Lightning's "dirpath has changed" warning (29th hostile pass)."""
+    import warnings
+
+    (exp / "checkpoints" / "last.ckpt").unlink()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        train(load_training_config(trained[0], ["trainer.max_epochs=4"]), exp)
+    assert not [w for w in seen if "dirpath has changed" in str(w.message)]
+    names = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
+    assert len([n for n in names if n.startswith("best-")]) == 1, names  # keep_best 1
+    assert [n for n in names if n.startswith("epoch")] == ["epoch001.ckpt", "epoch002.ckpt", "epoch003.ckpt"], names
+
+
+def test_a_run_stopped_before_its_first_checkpoint_logs_each_step_once_when_started_again(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path) -> None:
+    """A run killed (preempted) inside its first epoch, with no checkpoint written, starts afresh: its rows stayed in
+    logs/version_0 beside the new run's of the same steps, and `sate report --curves` drew both as one line going
+    back (29th hostile pass). A fresh start drops them, as a resume drops those logged after its checkpoint."""
+    from sate.scoring.report import read_curves
+    from tests.train.conftest import Stopped, stop_at
+
+    settings = ["batch.per_device=800", "batch.global=800", "trainer.max_epochs=1"]  # five updates an epoch
+    config = load_training_config(make_config(tmp_path, "asr", prepared_data), settings)
+    exp = tmp_path / "exp"
+    with pytest.raises(Stopped):
+        train(config, exp, callbacks=[stop_at(3)])
+    assert not list((exp / "checkpoints").glob("*.ckpt")) and read_curves(exp)["train/loss"]
+    train(config, exp)
+    steps = [step for step, _ in read_curves(exp)["train/loss"]]
+    assert steps == sorted(set(steps)) == [0, 1, 2, 3, 4], steps
+
+
+def test_a_one_split_list_is_no_change_of_the_training_split(tmp_path: Path) -> None:
+    """`data.train: [train]` is read exactly as `data.train: train` (docs/training.md): a resume written either way
+    was refused as "data.train 'train' -> ['train']" (29th hostile pass); another split, or two, still is a change."""
+    old = {"task": "asr", "data": {"dir": str(tmp_path), "train": "train"}}
+    point = ResumePoint(path=tmp_path / "last.ckpt", checkpoint={"sate": {"train_config": old}})
+
+    def config(train: object) -> TrainingConfig:
+        return build(TrainingConfig, merge(TrainingConfig, {**old, "data": {"dir": str(tmp_path), "train": train}}))
+
+    check_config_change(point, config(["train"]), tmp_path)
+    assert point.changed == {}
+    for other in (["train", "train_sp"], ["train_sp"]):
+        with pytest.raises(SateError, match=r"cannot resume with a changed config: data.train 'train' -> "):
+            check_config_change(point, config(other), tmp_path)
+
+
+def _checkpoints(exp: Path) -> tuple[list[str], list[str]]:
+    names = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
+    return [n for n in names if n.startswith("best-")], [n for n in names if n.startswith("epoch")]
+
+
+def test_a_copy_whose_best_checkpoint_is_its_newest_file_resumes_from_the_epoch_checkpoint(
+        trained: tuple[Path, Path], exp: Path, capsys: pytest.CaptureFixture) -> None:
+    """`cp -r` gives each file the time of its copy: best-*-epoch002.ckpt, of the same step as epoch002.ckpt, could
+    be the newest, and the resume took it; its record of the epoch checkpoints was written before epoch002.ckpt, and
+    the run kept 2 best and 4 epoch checkpoints past keep_best 1 and keep_last 3 (29th hostile pass, review29c)."""
+    (exp / "checkpoints" / "last.ckpt").unlink()
+    files = sorted((exp / "checkpoints").glob("*.ckpt"), key=lambda p: p.name.startswith("best-"))
+    for n, path in enumerate(files):  # the best checkpoint copied last
+        os.utime(path, (1_700_000_000 + n, 1_700_000_000 + n))
+    train(load_training_config(trained[0], ["trainer.max_epochs=5"]), exp)
+    assert "resuming from epoch002.ckpt" in capsys.readouterr().out
+    best, epochs = _checkpoints(exp)
+    assert len(best) == 1 and epochs == ["epoch002.ckpt", "epoch003.ckpt", "epoch004.ckpt"], (best, epochs)
+
+
+def test_a_moved_experiment_with_an_epoch_checkpoint_deleted_keeps_its_budget_as_in_place(
+        trained: tuple[Path, Path], exp: Path) -> None:
+    """An epoch checkpoint deleted by hand (disk) from a moved or copied experiment dropped the whole record of the
+    epoch checkpoints ("dirpath has changed"), and the run kept every one past keep_last, where in place it kept
+    keep_last (29th hostile pass, review29c): the missing file leaves the record, the rest is taken over."""
+    import warnings
+
+    (exp / "checkpoints" / "epoch000.ckpt").unlink()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        train(load_training_config(trained[0], ["trainer.max_epochs=5"]), exp)
+    assert not [w for w in seen if "dirpath has changed" in str(w.message)]
+    best, epochs = _checkpoints(exp)
+    assert len(best) == 1 and epochs == ["epoch002.ckpt", "epoch003.ckpt", "epoch004.ckpt"], (best, epochs)
+
+
+def test_a_fresh_start_keeps_the_rows_of_a_finished_run_whose_checkpoints_were_moved_away(
+        trained: tuple[Path, Path], exp: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A fresh start emptied every earlier log, a finished run's whose checkpoints were moved away (the advice of
+    older builds) or deleted to save disk (29th hostile pass, review29c): that run validated, its rows are kept."""
+    snapshot = read_yaml(exp / "config.yaml")
+    snapshot["trainer"]["max_minutes"] = None  # as most runs: the rule would keep its rows for that alone
+    (exp / "config.yaml").write_text(yaml.safe_dump(snapshot))
+    before = {p: p.read_text() for p in (exp / "logs").glob("version_*/metrics.csv")}
+    assert sum(len(text.splitlines()) for text in before.values()) > len(before)  # rows, not headers alone
+    shutil.move(exp / "checkpoints", tmp_path / "away")
+    train(load_training_config(trained[0], ["trainer.max_epochs=1"]), exp)
+    assert all(p.read_text() == text for p, text in before.items())
+    assert "dropped its" not in capsys.readouterr().out
+
+
+def test_a_fresh_start_over_a_killed_runs_log_that_is_not_utf8_starts_afresh(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path) -> None:
+    """It was refused with no way on (29th hostile pass, review29c); the log is left as it is, as before."""
+    from tests.train.conftest import Stopped, stop_at
+
+    config = load_training_config(make_config(tmp_path, "asr", prepared_data),
+                                  ["batch.per_device=800", "batch.global=800", "trainer.max_epochs=1"])
+    exp = tmp_path / "exp"
+    with pytest.raises(Stopped):
+        train(config, exp, callbacks=[stop_at(2)])
+    log = exp / "logs" / "version_0" / "metrics.csv"
+    with log.open("ab") as f:
+        f.write(b"0,0.1,3,caf\xe9\n")
+    kept = log.read_bytes()
+    train(config, exp)
+    assert log.read_bytes() == kept and (exp / "checkpoints" / "epoch000.ckpt").is_file()
