@@ -314,12 +314,17 @@ def _encodes(text: str, encode: Callable[[str], bytes]) -> bool:
 
 def read_manifest(path: str | Path) -> list[dict]:
     """Rows of a manifest written by ``sate prep`` (or ``sate features --speed-perturb``), each checked
-    (`row_problem`), with unique ids and absolute audio paths (a relative one is the manifest directory's)."""
+    (`row_problem`), with unique ids and absolute audio paths (a relative one is the manifest directory's, that of the
+    file a symlinked manifest leads to)."""
     path = Path(path)
     require_file(path, "a manifest", missing_split(path, f"{path}: manifest is missing (run `sate prep` first)"))
     check_set_whole(path, "run `sate prep` again")
     rows = []
     seen: dict[str, int] = {}
+    # a manifest linked from another data directory (`B/dev.jsonl` -> `../A/dev.jsonl`, a split shared) is the file it
+    # leads to: its relative audio paths are that folder's, where they were read as the link's, so its rows read B's
+    # own `wav/x.wav`, another corpus's talk, without a word (twenty-ninth hostile pass)
+    base = Path(os.path.realpath(path)).parent if os.path.islink(path) else path.parent
     # an editor's byte-order mark and a blank line (one at the end) hold no row, as in a corpus's text files: each was
     # "not a JSON object", in Python's words ("Unexpected UTF-8 BOM (decode using utf-8-sig)", "Expecting value")
     for lineno, line in enumerate(read_text_lines(path, strip_bom=True), start=1):
@@ -349,7 +354,7 @@ def read_manifest(path: str | Path) -> list[dict]:
                             "must be unique")
         seen[row["id"]] = lineno
         if not os.path.isabs(row["audio"]):
-            row["audio"] = os.path.abspath(path.parent / row["audio"])
+            row["audio"] = os.path.abspath(base / row["audio"])
         rows.append(row)
     return rows
 

@@ -82,3 +82,20 @@ def test_a_byte_order_mark_and_blank_lines_hold_no_row(tmp_path: Path) -> None:
     path.write_text(lines[0] + "\n\nnot json\n")
     with pytest.raises(SateError, match=r"train.jsonl:3: not a JSON object"):
         read_manifest(path)
+
+
+def test_a_symlinked_manifest_reads_relative_audio_from_the_folder_it_leads_to(tmp_path: Path) -> None:
+    """Twenty-ninth hostile pass: `B/dev.jsonl` linked to `../A/dev.jsonl` (a split shared between two data
+    directories), its rows naming `wav/ted_1.wav`, read B's own `wav/ted_1.wav` (another corpus's talk under the same
+    name) and `sate features --data B` computed its features from it without a word. A manifest not linked, and one in
+    a linked folder, read from their own folder as before."""
+    row = {"id": "ted_1_0", "audio": "wav/ted_1.wav", "offset": 0.0, "duration": 1.5, "n_frames": 148,
+           "speaker": "spk.1", "src": "Hello.", "src_norm": "hello", "tgt": "Hallo."}
+    for name in ("A", "B"):
+        (tmp_path / name).mkdir()
+    write_manifest(tmp_path / "A" / "dev.jsonl", [row])
+    (tmp_path / "B" / "dev.jsonl").symlink_to(Path("..") / "A" / "dev.jsonl")
+    assert read_manifest(tmp_path / "B" / "dev.jsonl")[0]["audio"] == str(tmp_path / "A" / "wav" / "ted_1.wav")
+    assert read_manifest(tmp_path / "A" / "dev.jsonl")[0]["audio"] == str(tmp_path / "A" / "wav" / "ted_1.wav")
+    (tmp_path / "C").symlink_to("A")  # the data directory itself linked: its own folder, as the path spells it
+    assert read_manifest(tmp_path / "C" / "dev.jsonl")[0]["audio"] == str(tmp_path / "C" / "wav" / "ted_1.wav")
