@@ -36,6 +36,11 @@ from sate.numbers import is_digits
 SIZES = "sizes.json"
 
 
+class NotAnIndexLine(SateError):
+    """A line of a feature index that is not ``ID ARK:OFFSET`` (an edit: a tab between the fields, a note): the
+    readers name it; `sate features`, which wrote the index, writes it again (`sate.data.features.plan_split`)."""
+
+
 def read_index(scp: Path, base: Path | None = None) -> dict[str, tuple[Path, int]]:
     """id -> (ark, byte offset), relative arks resolved against ``base`` (the fbank directory; when not given: the
     index's own directory, which it is for a split's index)."""
@@ -44,7 +49,8 @@ def read_index(scp: Path, base: Path | None = None) -> dict[str, tuple[Path, int
         utt_id, _, where = line.partition(" ")
         ark, _, offset = where.strip().rpartition(":")
         if not utt_id or not ark or not is_digits(offset):
-            raise SateError(f"{scp}:{lineno}: not an index line (ID ARK:OFFSET): {shown(line)}")
+            raise NotAnIndexLine(f"{scp}:{lineno}: not an index line (ID ARK:OFFSET): {shown(line)}; run `sate "
+                                 "features`, which writes it again")
         path = Path(ark)
         entries[utt_id] = (path if path.is_absolute() else (base or scp.parent) / path, int(offset))
     return entries
