@@ -64,6 +64,11 @@ def check_split_names(splits: Iterable[str], where: str = "--splits") -> None:
         raise SateError(f"{where}: {shown(bad)} is not a split name (letters, digits, '.', '_' and '-'; at most 200)")
 
 
+class NotUtf8(SateError):
+    """A text file holding a byte that is not UTF-8 (`read_text_lines`): for a file sate wrote and someone edited (a
+    feature index: a note saved in Latin-1), the reader adds what to do."""
+
+
 def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) -> list[str]:
     """Lines of a UTF-8 file, split on ``\\n`` only.
 
@@ -83,7 +88,7 @@ def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) 
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        raise SateError(f"{path}:{line}: not valid UTF-8 ({err.reason})") from None
+        raise NotUtf8(f"{path}:{line}: not valid UTF-8 ({err.reason})") from None
     if strip_bom:
         text = text.removeprefix("\ufeff")
     lines = text.split("\n")
