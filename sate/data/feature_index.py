@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from sate import layout
-from sate.data.manifest import read_text_lines
+from sate.data.manifest import NotUtf8, read_text_lines
 from sate.errors import SateError, shown
 from sate.files import atomic_write_lines, read_record
 from sate.numbers import is_digits
@@ -36,15 +36,26 @@ from sate.numbers import is_digits
 SIZES = "sizes.json"
 
 
+class NotAnIndexLine(SateError):
+    """A line of a feature index that is not ``ID ARK:OFFSET`` (an edit: a tab between the fields, a note, a byte
+    that is not UTF-8): the readers name it; `sate features`, which wrote the index, writes it again
+    (`sate.data.features.plan_split`)."""
+
+
 def read_index(scp: Path, base: Path | None = None) -> dict[str, tuple[Path, int]]:
     """id -> (ark, byte offset), relative arks resolved against ``base`` (the fbank directory; when not given: the
     index's own directory, which it is for a split's index)."""
     entries: dict[str, tuple[Path, int]] = {}
-    for lineno, line in enumerate(read_text_lines(scp), start=1):
+    try:
+        lines = read_text_lines(scp)
+    except NotUtf8 as err:  # a note saved in Latin-1 (cp1252): an edit as a tab is (twenty-ninth hostile pass)
+        raise NotAnIndexLine(f"{err}; run `sate features`, which writes it again") from None
+    for lineno, line in enumerate(lines, start=1):
         utt_id, _, where = line.partition(" ")
         ark, _, offset = where.strip().rpartition(":")
         if not utt_id or not ark or not is_digits(offset):
-            raise SateError(f"{scp}:{lineno}: not an index line (ID ARK:OFFSET): {shown(line)}")
+            raise NotAnIndexLine(f"{scp}:{lineno}: not an index line (ID ARK:OFFSET): {shown(line)}; run `sate "
+                                 "features`, which writes it again")
         path = Path(ark)
         entries[utt_id] = (path if path.is_absolute() else (base or scp.parent) / path, int(offset))
     return entries

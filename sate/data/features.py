@@ -47,6 +47,7 @@ from sate.data.audio import (
 )
 from sate.data.feature_index import (
     SIZES,
+    NotAnIndexLine,
     checksum,
     foreign,
     index_problems,
@@ -689,11 +690,18 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
               "recomputed at the manifest's segment times (if the corpus was made again since `sate prep`, run "
               "`sate prep` first)")
     scp = fbank / f"{split}.scp"
-    damaged = [s for s in shards if s.scp.is_file() and _untrusted(read_index(s.scp, fbank), fbank, s)]
-    split_damaged = scp.is_file() and _untrusted(read_index(scp), fbank)
+    damaged = [s for s in shards if s.scp.is_file() and ((entries := _index_entries(s.scp, fbank)) is None or
+                                                         _untrusted(entries, fbank, s))]
+    split_entries = _index_entries(scp) if scp.is_file() else {}
+    split_damaged = split_entries is not None and scp.is_file() and _untrusted(split_entries, fbank)
     if damaged:  # a deleted or cut ark is not up to date
         print(f"{split}: {len(damaged)} shard(s) whose ark or index is missing, damaged or another data directory's: "
               "recomputed")
+    elif split_entries is None:  # a line no reader takes (a tab between its fields): `sate features` refused it too,
+        # naming the line with nothing to do, where an index edited any other way is written again (29th hostile pass)
+        print(f"{split}: its index {one_line(str(scp))} holds a line that is not ID ARK:OFFSET (edited?): written "
+              "again from its shards' indexes")
+        split_damaged = True
     elif split_damaged:  # its shards are whole: "0 shard(s) ... recomputed" told nothing (twentieth hostile pass)
         print(f"{split}: its index {one_line(str(scp))} names an ark that is missing, damaged or another data "
               "directory's (copied from one?): written again from its shards' indexes")
@@ -749,6 +757,15 @@ def stats_problem(shard: Shard) -> str | None:
     if frames.shape != () or frames.dtype.kind not in "iu" or int(frames) != counted:
         return f"counting {frames.tolist()!r:.40} frames where its rows have {counted}"
     return None
+
+
+def _index_entries(scp: Path, base: Path | None = None) -> dict[str, tuple[Path, int]] | None:
+    """An index as `read_index` reads it, or None where a line of it is not ``ID ARK:OFFSET``: an index sate wrote
+    and someone edited, which `plan_split` writes again (a shard's, by computing the shard again)."""
+    try:
+        return read_index(scp, base)
+    except NotAnIndexLine:
+        return None
 
 
 def _untrusted(entries: dict[str, tuple[Path, int]], fbank: Path, shard: Shard | None = None) -> bool:

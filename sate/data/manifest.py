@@ -5,7 +5,9 @@ file), ``n_frames`` (fbank frames of the segment), ``speaker``, ``src`` (the tra
 ``src_norm`` (its normalised form, `sate.data.text`) and ``tgt`` (the translation, or null in a corpus that has
 none: an ASR corpus such as LibriSpeech). ``DATA/<split>.jsonl`` holds one split. `sate prep` writes absolute
 audio paths; a relative one (a manifest written by hand or by another tool) is relative to the manifest's own
-directory, as the data directory's feature indexes are, never to wherever the command is run from.
+directory as its path spells it, never to wherever the command is run from. A manifest that is a symlink to one in
+another folder (`B/dev.jsonl` -> `../A/dev.jsonl`) reads a file only that folder holds from there, and refuses a path
+naming two different files, one beside the link and one beside its target (`_linked_audio`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sate.data.audio import MAX_SECONDS, SPEED_RANGE
-from sate.errors import SateError, shown
+from sate.errors import SateError, one_line, shown
 from sate.files import (
     SNIFF,
     KeyTwice,
@@ -62,6 +64,11 @@ def check_split_names(splits: Iterable[str], where: str = "--splits") -> None:
         raise SateError(f"{where}: {shown(bad)} is not a split name (letters, digits, '.', '_' and '-'; at most 200)")
 
 
+class NotUtf8(SateError):
+    """A text file holding a byte that is not UTF-8 (`read_text_lines`): for a file sate wrote and someone edited (a
+    feature index: a note saved in Latin-1), the reader adds what to do."""
+
+
 def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) -> list[str]:
     """Lines of a UTF-8 file, split on ``\\n`` only.
 
@@ -81,7 +88,7 @@ def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) 
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        raise SateError(f"{path}:{line}: not valid UTF-8 ({err.reason})") from None
+        raise NotUtf8(f"{path}:{line}: not valid UTF-8 ({err.reason})") from None
     if strip_bom:
         text = text.removeprefix("\ufeff")
     lines = text.split("\n")
@@ -314,12 +321,15 @@ def _encodes(text: str, encode: Callable[[str], bytes]) -> bool:
 
 def read_manifest(path: str | Path) -> list[dict]:
     """Rows of a manifest written by ``sate prep`` (or ``sate features --speed-perturb``), each checked
-    (`row_problem`), with unique ids and absolute audio paths (a relative one is the manifest directory's)."""
+    (`row_problem`), with unique ids and absolute audio paths (a relative one is the manifest directory's; of a
+    symlinked manifest, see `_linked_audio`)."""
     path = Path(path)
     require_file(path, "a manifest", missing_split(path, f"{path}: manifest is missing (run `sate prep` first)"))
     check_set_whole(path, "run `sate prep` again")
     rows = []
     seen: dict[str, int] = {}
+    target = _target_folder(path)
+    linked: dict[str, str] = {}  # a relative audio path of a linked manifest -> the file read (a talk has many rows)
     # an editor's byte-order mark and a blank line (one at the end) hold no row, as in a corpus's text files: each was
     # "not a JSON object", in Python's words ("Unexpected UTF-8 BOM (decode using utf-8-sig)", "Expecting value")
     for lineno, line in enumerate(read_text_lines(path, strip_bom=True), start=1):
@@ -348,10 +358,42 @@ def read_manifest(path: str | Path) -> list[dict]:
             raise SateError(f"{path}:{lineno}: id {shown(row['id'])} is also the id of line {seen[row['id']]}; ids "
                             "must be unique")
         seen[row["id"]] = lineno
-        if not os.path.isabs(row["audio"]):
+        if not os.path.isabs(row["audio"]) and target is None:
             row["audio"] = os.path.abspath(path.parent / row["audio"])
+        elif not os.path.isabs(row["audio"]):
+            if row["audio"] not in linked:
+                linked[row["audio"]] = _linked_audio(path, lineno, row["audio"], target)
+            row["audio"] = linked[row["audio"]]
         rows.append(row)
     return rows
+
+
+def _target_folder(path: Path) -> Path | None:
+    """The folder of the file a symlinked manifest leads to, where that is another folder than the link's
+    (`B/dev.jsonl` -> `../A/dev.jsonl`, a split shared between data directories); else None: a manifest not linked,
+    or linked within its own folder (`dev.jsonl` -> `dev.v1.jsonl`), reads its relative audio from its own folder as
+    its path spells it."""
+    if not os.path.islink(path):
+        return None
+    target = Path(os.path.realpath(path)).parent
+    return None if Path(os.path.realpath(path.parent)) == target else target
+
+
+def _linked_audio(path: Path, lineno: int, audio: str, target: Path) -> str:
+    """The file a relative ``audio`` of a manifest linked from ``target`` names. Either folder may hold it: the link's
+    (B's own talks beside A's segmentation, a `cp -rs` tree) or the target's (a split shared without its talks).
+    The link's was read without a word (twenty-ninth hostile pass: another corpus's talk of that name), then the
+    target's (B's own processed talks ignored): the one that exists is read, the link's spelling where both are one
+    file (the path, and so the features' fingerprints, as before), and two different files are refused."""
+    mine, theirs = os.path.abspath(path.parent / audio), os.path.abspath(target / audio)
+    if not os.path.exists(mine) and os.path.exists(theirs):
+        return theirs
+    if os.path.exists(mine) and os.path.exists(theirs) and not os.path.samefile(mine, theirs):
+        raise SateError(f"{path}:{lineno}: audio {shown(audio)} is both {one_line(mine)} (beside the link) and "
+                        f"{one_line(theirs)} (beside {one_line(os.path.realpath(path))}, which it links to), two "
+                        "different files: replace the link by a copy whose audio paths are absolute (editing it "
+                        "through the link edits the other's), or remove the copy not meant")
+    return mine
 
 
 def missing_split(manifest: Path, line: str) -> Callable[[], str]:

@@ -82,3 +82,66 @@ def test_a_byte_order_mark_and_blank_lines_hold_no_row(tmp_path: Path) -> None:
     path.write_text(lines[0] + "\n\nnot json\n")
     with pytest.raises(SateError, match=r"train.jsonl:3: not a JSON object"):
         read_manifest(path)
+
+
+ROW = {"id": "ted_1_0", "audio": "wav/ted_1.wav", "offset": 0.0, "duration": 1.5, "n_frames": 148,
+       "speaker": "spk.1", "src": "Hello.", "src_norm": "hello", "tgt": "Hallo."}
+
+
+def _shared(tmp_path: Path) -> tuple[Path, Path]:
+    """A (a data directory written by hand: relative audio, its talk in A/wav) and B, whose dev.jsonl links A's."""
+    a, b = tmp_path / "A", tmp_path / "B"
+    (a / "wav").mkdir(parents=True)
+    b.mkdir()
+    (a / "wav" / "ted_1.wav").write_bytes(b"A's talk")
+    write_manifest(a / "dev.jsonl", [ROW])
+    (b / "dev.jsonl").symlink_to(Path("..") / "A" / "dev.jsonl")
+    return a, b
+
+
+def test_a_symlinked_manifest_reads_relative_audio_from_the_folder_that_holds_it(tmp_path: Path) -> None:
+    """Twenty-ninth hostile pass: `B/dev.jsonl` linked to `../A/dev.jsonl` (a split shared between two data
+    directories) read a relative `wav/ted_1.wav` from the link's folder: B's own talk of that name (another corpus's)
+    was read without a word, and where B held none, "audio missing". A's is read where only A holds the talk; B's,
+    as before, where only B does."""
+    a, b = _shared(tmp_path)
+    assert read_manifest(b / "dev.jsonl")[0]["audio"] == str(a / "wav" / "ted_1.wav")
+    assert read_manifest(a / "dev.jsonl")[0]["audio"] == str(a / "wav" / "ted_1.wav")
+    (a / "wav" / "ted_1.wav").unlink()
+    (b / "wav").mkdir()
+    (b / "wav" / "ted_1.wav").write_bytes(b"B's talk")
+    assert read_manifest(b / "dev.jsonl")[0]["audio"] == str(b / "wav" / "ted_1.wav")
+
+
+def test_a_symlinked_manifest_whose_talk_both_folders_hold_is_refused(tmp_path: Path) -> None:
+    """Twenty-ninth hostile pass: B's own talks (processed: denoised, re-encoded) beside A's linked segmentation
+    were read; then, with the link's target's folder read, A's were, B's ignored without a word. Which is meant
+    cannot be told: one line names both, and the one that remains, once the other is removed, is read."""
+    a, b = _shared(tmp_path)
+    (b / "wav").mkdir()
+    (b / "wav" / "ted_1.wav").write_bytes(b"B's processed talk")
+    write_manifest(a / "dev.jsonl", [{**ROW, "id": "ted_1_1"}, ROW])
+    with pytest.raises(SateError, match=rf"^{b / 'dev.jsonl'}:1: audio 'wav/ted_1.wav' is both {b / 'wav'}/ted_1.wav "
+                                        rf"\(beside the link\) and {a / 'wav'}/ted_1.wav \(beside {a / 'dev.jsonl'}, "
+                                        r"which it links to\), two different files: replace the link by a copy whose "
+                                        r"audio paths are absolute .*, or remove the copy not meant$"):
+        read_manifest(b / "dev.jsonl")
+    (a / "wav" / "ted_1.wav").unlink()
+    assert {r["audio"] for r in read_manifest(b / "dev.jsonl")} == {str(b / "wav" / "ted_1.wav")}
+
+
+def test_a_tree_of_links_reads_audio_as_its_path_spells_it(tmp_path: Path) -> None:
+    """review29m: a `cp -rs` tree (each file a link, B/wav/ted_1.wav too) and a manifest linked within its own
+    folder (`dev.jsonl` -> `dev.v1.jsonl`) in a data directory reached through a link read the same files as their
+    targets: their audio paths are spelt from the link's folder as before the twenty-ninth pass, so the features'
+    fingerprints, which hash the path, are those computed before, and nothing is called changed and recomputed."""
+    a, _ = _shared(tmp_path)
+    tree = tmp_path / "S"
+    (tree / "wav").mkdir(parents=True)
+    (tree / "dev.jsonl").symlink_to(a / "dev.jsonl")
+    (tree / "wav" / "ted_1.wav").symlink_to(a / "wav" / "ted_1.wav")
+    assert read_manifest(tree / "dev.jsonl")[0]["audio"] == str(tree / "wav" / "ted_1.wav")
+    (a / "dev.jsonl").rename(a / "dev.v1.jsonl")
+    (a / "dev.jsonl").symlink_to("dev.v1.jsonl")
+    (tmp_path / "C").symlink_to("A")
+    assert read_manifest(tmp_path / "C" / "dev.jsonl")[0]["audio"] == str(tmp_path / "C" / "wav" / "ted_1.wav")
