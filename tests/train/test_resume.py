@@ -396,21 +396,30 @@ def test_a_budget_below_the_epochs_done_is_one_line(trained: tuple[Path, Path], 
     assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == before
 
 
+def _checkpoints(exp: Path) -> tuple[list[str], list[str]]:
+    names = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
+    return [n for n in names if n.startswith("best-")], [n for n in names if n.startswith("epoch")]
+
+
+def _resumed(config: Path, exp: Path, max_epochs: int) -> tuple[list[str], list[str]]:
+    """`exp` trained on up to `max_epochs`, without Lightning's "dirpath has changed" warning (its record of the
+    checkpoints to keep was taken over); the best and epoch checkpoints after."""
+    import warnings  # only here: the tests of a moved experiment's checkpoint budget
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        train(load_training_config(config, [f"trainer.max_epochs={max_epochs}"]), exp)
+    assert not [w for w in seen if "dirpath has changed" in str(w.message)]
+    return _checkpoints(exp)
+
+
 def test_a_moved_experiment_keeps_its_checkpoint_budget(trained: tuple[Path, Path], exp: Path) -> None:
     """An experiment moved or copied elsewhere (here: a copy) lost Lightning's record of its best and latest
     checkpoints, which it keeps by folder path: the resumed run kept every checkpoint it found beside the ones it
     wrote, past trainer.keep_best and keep_last, and said so in a warning only (fourteenth hostile pass)."""
-    import warnings
-
-    before = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
-    assert len([n for n in before if n.startswith("best-")]) == 1
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        train(load_training_config(trained[0], ["trainer.max_epochs=5"]), exp)
-    assert not [w for w in seen if "dirpath has changed" in str(w.message)]
-    names = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
-    assert len([n for n in names if n.startswith("best-")]) == 1, names  # keep_best 1
-    assert [n for n in names if n.startswith("epoch")] == ["epoch002.ckpt", "epoch003.ckpt", "epoch004.ckpt"], names
+    assert len(_checkpoints(exp)[0]) == 1
+    best, epochs = _resumed(trained[0], exp, 5)
+    assert len(best) == 1 and epochs == ["epoch002.ckpt", "epoch003.ckpt", "epoch004.ckpt"], (best, epochs)
 
 
 def test_a_resume_refused_in_the_data_setup_leaves_the_experiment_as_it_was(tmp_path: Path, prepared_data: Path,
@@ -559,16 +568,9 @@ def test_a_moved_experiment_without_its_last_checkpoint_keeps_its_checkpoint_bud
     """The same with last.ckpt deleted by hand: the run resumes from its newest epoch checkpoint, whose record names
     last.ckpt; that file gone, the whole record was dropped and the resumed run kept epoch000 past keep_last 3, with
     Lightning's "dirpath has changed" warning (29th hostile pass)."""
-    import warnings
-
     (exp / "checkpoints" / "last.ckpt").unlink()
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        train(load_training_config(trained[0], ["trainer.max_epochs=4"]), exp)
-    assert not [w for w in seen if "dirpath has changed" in str(w.message)]
-    names = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
-    assert len([n for n in names if n.startswith("best-")]) == 1, names  # keep_best 1
-    assert [n for n in names if n.startswith("epoch")] == ["epoch001.ckpt", "epoch002.ckpt", "epoch003.ckpt"], names
+    best, epochs = _resumed(trained[0], exp, 4)
+    assert len(best) == 1 and epochs == ["epoch001.ckpt", "epoch002.ckpt", "epoch003.ckpt"], (best, epochs)
 
 
 def test_a_run_stopped_before_its_first_checkpoint_logs_each_step_once_when_started_again(
@@ -606,11 +608,6 @@ def test_a_one_split_list_is_no_change_of_the_training_split(tmp_path: Path) -> 
             check_config_change(point, config(other), tmp_path)
 
 
-def _checkpoints(exp: Path) -> tuple[list[str], list[str]]:
-    names = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
-    return [n for n in names if n.startswith("best-")], [n for n in names if n.startswith("epoch")]
-
-
 def test_a_copy_whose_best_checkpoint_is_its_newest_file_resumes_from_the_epoch_checkpoint(
         trained: tuple[Path, Path], exp: Path, capsys: pytest.CaptureFixture) -> None:
     """`cp -r` gives each file the time of its copy: best-*-epoch002.ckpt, of the same step as epoch002.ckpt, could
@@ -631,14 +628,8 @@ def test_a_moved_experiment_with_an_epoch_checkpoint_deleted_keeps_its_budget_as
     """An epoch checkpoint deleted by hand (disk) from a moved or copied experiment dropped the whole record of the
     epoch checkpoints ("dirpath has changed"), and the run kept every one past keep_last, where in place it kept
     keep_last (29th hostile pass, review29c): the missing file leaves the record, the rest is taken over."""
-    import warnings
-
     (exp / "checkpoints" / "epoch000.ckpt").unlink()
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        train(load_training_config(trained[0], ["trainer.max_epochs=5"]), exp)
-    assert not [w for w in seen if "dirpath has changed" in str(w.message)]
-    best, epochs = _checkpoints(exp)
+    best, epochs = _resumed(trained[0], exp, 5)
     assert len(best) == 1 and epochs == ["epoch002.ckpt", "epoch003.ckpt", "epoch004.ckpt"], (best, epochs)
 
 
