@@ -742,6 +742,25 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
     return resample(np.ascontiguousarray(wave, dtype=np.float32), sample_rate, name=name)
 
 
+# What a list of names read by the shell (`sate translate $(cat list.txt)`, `xargs -a list.txt`) leaves on them: a
+# file saved on Windows ends each line in a carriage return, and one saved as "UTF-8 with BOM" begins with U+FEFF.
+LIST_RESIDUE = (("\ufeff", "begins with a byte-order mark (U+FEFF, invisible here)"),
+                ("\r", "ends in a carriage return (\\r)"))
+
+
+def _list_residue(path: Path) -> str:
+    """Why a missing name is missing where a file of that name without a list's residue (`LIST_RESIDUE`) is there:
+    the message showed the name with its BOM unseen ("u0.wav\\r: no such file" while u0.wav was there), and did not
+    say that the list the names came from was saved on Windows (twenty-ninth hostile pass)."""
+    name = str(path)
+    found = [why for mark, why in LIST_RESIDUE if mark in name]
+    bare = name.replace("\ufeff", "").replace("\r", "")
+    if not found or not os.path.lexists(bare):
+        return ""
+    return (f"; {bare} is there: the name given {' and '.join(found)}, as names read from a list saved on Windows "
+            "do: strip them (e.g. sed -e 's/\\r$//' -e '1s/^\\xEF\\xBB\\xBF//' list.txt)")
+
+
 def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     """A whole audio file as blocks of float32 16 kHz mono samples, in order; joined, they are ``read_audio``'s.
 
@@ -765,7 +784,7 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         # `sate stream -` reads it; a relative name says where it was looked for, and a '~' no shell expanded
         # (`translate(["~/talk.wav"])` in a notebook) that it is no home folder there (25th hostile pass)
         where = " (standard input is read as /dev/stdin)" if str(path) == "-" else relative_note(path)
-        raise SateError(f"{path}: no such file{where}")
+        raise SateError(f"{path}: no such file{where}{_list_residue(path)}")
     if directory:
         raise SateError(f"{path}: is a directory, not an audio file")
     if empty:
