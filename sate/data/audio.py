@@ -23,6 +23,7 @@ import select
 import stat
 import sys
 import termios
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -851,12 +852,46 @@ def _fifo_with_data(path: Path) -> int | None:
         fd = os.open(path, os.O_RDONLY)  # waits for a writer; an interrupt or a kill raises here
     except OSError:
         return None  # libsndfile's own open names the problem
+    with contextlib.suppress(OSError, AttributeError):  # a larger buffer: longer reads from a fast writer
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BUFFER)  # (`_pipe_frames` reads what the pipe holds)
     try:
         select.select([fd], [], [])
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+# Bytes of one sample of each PCM encoding libsndfile reads from a pipe; others (Vorbis, ADPCM) are read PIPE_STEP
+# frames at a time.
+_SAMPLE_BYTES = {"PCM_S8": 1, "PCM_U8": 1, "ULAW": 1, "ALAW": 1, "PCM_16": 2, "PCM_24": 3, "PCM_32": 4, "FLOAT": 4,
+                 "DOUBLE": 8}
+PIPE_BUFFER = 1 << 20  # bytes a pipe is asked to hold (Linux's limit for an unprivileged process)
+PIPE_STEP = 1600  # frames read at a time from a pipe of a compressed encoding (0.1 s at 16 kHz)
+PIPE_POLL_S = 0.01  # seconds between looks at a pipe that holds less than one frame
+
+
+def _pipe_frames(fd: int, f: sf.SoundFile, most: int) -> int:
+    """How many frames (at most ``most``) libsndfile can read from the pipe ``fd`` now without waiting, once the pipe
+    holds a frame or has ended; the waiting is done here, in Python. libsndfile waits inside its read until the
+    whole block (READ_BLOCK samples, a minute of 16 kHz audio) has come, retrying through every signal: `sate
+    stream` of a FIFO a recorder writes into printed nothing for a minute of speech, then a minute at once, and a
+    pipe that stalled mid-stream heard neither Ctrl-C nor `kill` until its writer wrote or ended (twenty-ninth
+    hostile pass; the wait for the first byte: `_fifo_with_data`)."""
+    width = _SAMPLE_BYTES.get(f.subtype)
+    while True:
+        select.select([fd], [], [])  # an interrupt or a kill raises here
+        try:
+            waiting = int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+        except OSError:
+            return most
+        if waiting == 0:  # readable with nothing in it: the writer has gone, and libsndfile reads what it holds
+            return most
+        if width is None:
+            return min(most, PIPE_STEP)
+        if waiting >= width * f.channels:
+            return min(most, waiting // (width * f.channels))
+        time.sleep(PIPE_POLL_S)  # part of a frame: readable at once again, until the rest comes
 
 
 def _ended_empty(fd: int) -> bool:
@@ -943,8 +978,10 @@ def _mono_pieces(f: sf.SoundFile, name: str, start: int, frames: int | None = No
     with the channel count; NaN, inf or samples beyond MAX_AMPLITUDE refused (`check_finite`)."""
     step, read = max(1, READ_BLOCK // max(1, f.channels)), 0
     dtype = "float64" if f.subtype == "DOUBLE" else "float32"  # 1e300 is no float32: it read as inf, "not finite"
+    pipe = f.name if isinstance(f.name, int) else None  # a pipe's descriptor (`_fifo_with_data`)
     while frames is None or read < frames:
-        block = f.read(step if frames is None else min(step, frames - read), dtype=dtype, always_2d=True)
+        want = step if frames is None else min(step, frames - read)
+        block = f.read(want if pipe is None else _pipe_frames(pipe, f, want), dtype=dtype, always_2d=True)
         if not len(block):
             return
         check_finite(block, name, f.samplerate, (start + read) / f.samplerate)

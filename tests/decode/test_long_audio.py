@@ -162,6 +162,38 @@ def test_a_pipe_is_read_as_a_stream(tmp_path: Path, utterances: list[np.ndarray]
         assert outputs[1] == outputs[0] and len(outputs[0]) >= 3
 
 
+def test_a_pipe_is_read_as_its_samples_come(tmp_path: Path) -> None:
+    """libsndfile waited inside one read for a whole block (a minute of 16 kHz audio), through every signal: `sate
+    stream` of a FIFO a recorder writes into showed nothing for a minute, and a writer that stalled mid-stream was
+    heard by neither Ctrl-C nor `kill`. What the pipe holds is read now, waited for in Python, and the samples are
+    those of the file, 24-bit stereo included."""
+    rng = np.random.default_rng(0)
+    for subtype, channels in (("PCM_16", 1), ("PCM_24", 2)):
+        wav = tmp_path / f"talk_{subtype}.wav"
+        sf.write(wav, rng.uniform(-0.5, 0.5, (5 * SAMPLE_RATE, channels)), SAMPLE_RATE, subtype=subtype)
+        data = wav.read_bytes()
+        fifo = tmp_path / f"live_{subtype}.wav"
+        os.mkfifo(fifo)
+        go_on = threading.Event()
+
+        def write(fifo: Path = fifo, data: bytes = data, go_on: threading.Event = go_on) -> None:
+            with open(fifo, "wb") as f:
+                f.write(data[:SAMPLE_RATE + 1])  # its header and part of a second of audio (and of a frame)
+                f.flush()
+                go_on.wait(timeout=10)
+                f.write(data[SAMPLE_RATE + 1:])
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        blocks = audio_blocks(fifo)
+        first = next(blocks)  # before the writer goes on: once it waited here for 10 s, then read the whole
+        assert not go_on.is_set() and 0 < len(first) < SAMPLE_RATE
+        go_on.set()
+        piped = np.concatenate([first, *blocks])
+        writer.join(timeout=30)
+        assert np.array_equal(piped, np.concatenate(list(audio_blocks(wav))))
+
+
 def test_the_memory_of_a_read_does_not_grow_with_the_channel_count(tmp_path: Path) -> None:
     """A read was 2**20 frames of every channel: a WAV of 1,024 channels (libsndfile's most) asked for 4 GB a read,
     and piped (whose length is unknown, so the read is not cut to the file's) a 6.5 MB WAV held 4.2 GB. A read is
