@@ -84,6 +84,21 @@ def unsigned_pcm(data: bytes) -> bool | None:
     return bool(np.mean(np.abs(samples.astype(np.int32)) >= 16384) > 0.9)
 
 
+def wide_pcm(data: bytes) -> bool | None:
+    """Whether raw PCM bytes (from a sample's start) are 32-bit integer samples (`arecord -f S32_LE`, which USB
+    microphones of 24 bits give, or `ffmpeg -f s32le`) rather than s16le, or None while too little sound has come:
+    read as 16-bit they were two interleaved streams at twice the length, translated, exit 0 (twenty-ninth hostile
+    pass). A 32-bit sample of 24 bits has a zero low byte, so read as 16-bit every other sample is a multiple of 256
+    while its neighbours are not: a 16-bit recording is neither (one made from 8-bit audio has every sample so, and
+    passes). Not told: 16 bits in 32, whose low halves are zero, as the bytes of a stereo stream with a silent first
+    channel are (None)."""
+    samples = np.frombuffer(data[:len(data) // 4 * 4], dtype="<i2").reshape(-1, 2)
+    sound = samples[(samples != 0).any(axis=1)]
+    if len(sound) < 400 or not sound[:, 0].any():
+        return None
+    return bool((sound[:, 0] % 256 == 0).all() and (sound[:, 1] % 256 != 0).any())
+
+
 def two_alike_channels(data: bytes) -> bool | None:
     """Whether raw s16le bytes (from a frame's start) are two interleaved channels that hold the same sound (a stereo
     file of one voice, as most are, given by `ffmpeg -f s16le` without `-ac 1`), or None while too little sound has
@@ -133,6 +148,9 @@ NOT_S16LE = ((float_pcm, True, f"stdin: 32-bit float PCM (ffmpeg -f f32le), not 
              (unsigned_pcm, False, "stdin: looks like 8-bit unsigned PCM (arecord's default format when -f is not "
                                    "given), not 16-bit: give 16 kHz mono s16le (arecord -f S16_LE -r 16000 -c 1 "
                                    "-t raw)"),
+             (wide_pcm, True, "stdin: looks like 32-bit integer PCM (arecord -f S32_LE, ffmpeg -f s32le), not "
+                              "16-bit: give 16 kHz mono s16le (arecord -f S16_LE -r 16000 -c 1 -t raw; ffmpeg -i FILE "
+                              "-f s16le -ac 1 -ar 16000 -)"),
              (two_alike_channels, True, f"stdin: looks like two channels alike (a stereo file given without -ac 1), "
                                         f"not mono: {CONVERT}"))
 
