@@ -879,13 +879,17 @@ def _pipe_frames(fd: int, f: sf.SoundFile, most: int) -> int:
     pipe that stalled mid-stream heard neither Ctrl-C nor `kill` until its writer wrote or ended (twenty-ninth
     hostile pass; the wait for the first byte: `_fifo_with_data`)."""
     width = _SAMPLE_BYTES.get(f.subtype)
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
     while True:
-        select.select([fd], [], [])  # an interrupt or a kill raises here
+        events = poller.poll()  # an interrupt or a kill raises here
         try:
             waiting = int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
         except OSError:
             return most
-        if waiting == 0:  # readable with nothing in it: the writer has gone, and libsndfile reads what it holds
+        # the writer has gone (readable with nothing in it, or hung up with part of a frame left: `head -c`, a
+        # download cut off, which was polled for ever; review29l): libsndfile reads what the pipe holds, and ends
+        if waiting == 0 or any(event & select.POLLHUP for _, event in events):
             return most
         if width is None:
             return min(most, PIPE_STEP)

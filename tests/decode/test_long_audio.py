@@ -194,6 +194,48 @@ def test_a_pipe_is_read_as_its_samples_come(tmp_path: Path) -> None:
         assert np.array_equal(piped, np.concatenate(list(audio_blocks(wav))))
 
 
+def test_a_pipe_that_ends_inside_a_frame_ends_the_read(tmp_path: Path) -> None:
+    """A pipe whose writer went leaving part of a frame (`head -c 100001 talk.wav | sate segment /dev/stdin`, a
+    download or recorder cut off) was polled for ever, the part of a frame never growing to a whole one (review29l):
+    its end ends the read, and a WAV that declared more is "cut short", as before; one whose header left the size
+    unknown (0xFFFFFFFF) is read to its last whole frame. 16-bit, 24-bit and stereo, each cut inside a frame."""
+    rng = np.random.default_rng(0)
+    fifo = tmp_path / "pipe.wav"
+    os.mkfifo(fifo)
+    cases = [(subtype, channels, extra, unknown) for subtype, channels, extras in
+             (("PCM_16", 1, (1,)), ("PCM_16", 2, (1, 2, 3)), ("PCM_24", 1, (1, 2)), ("PCM_24", 2, (1, 5)))
+             for extra in extras for unknown in (False, True)]
+    for subtype, channels, extra, unknown in cases:
+        wav = tmp_path / "talk.wav"
+        sf.write(wav, rng.uniform(-0.5, 0.5, (2 * SAMPLE_RATE, channels)), SAMPLE_RATE, subtype=subtype)
+        data = wav.read_bytes()
+        at = data.find(b"data")
+        if unknown:
+            data = data[: at + 4] + (0xFFFFFFFF).to_bytes(4, "little") + data[at + 8:]
+        frame = channels * (2 if subtype == "PCM_16" else 3)
+        whole = SAMPLE_RATE // 2
+        cut = data[: at + 8 + whole * frame + extra]
+        result: list[object] = []
+
+        def read(result: list[object] = result) -> None:
+            try:
+                result.append(len(np.concatenate(list(audio_blocks(fifo)))))
+            except SateError as err:
+                result.append(str(err))
+
+        writer = feed(fifo, cut)
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(timeout=10)
+        assert result, f"{subtype} x{channels}, {extra} bytes into a frame, unknown size {unknown}: still waiting"
+        if unknown:
+            assert result == [whole]
+        else:
+            assert result == [f"{fifo}: the stream is cut short: it held 0.5 s of the 2.0 s its header declares (an "
+                              "interrupted copy or download?); copy it again"]
+        writer.join(timeout=10)
+
+
 def test_the_memory_of_a_read_does_not_grow_with_the_channel_count(tmp_path: Path) -> None:
     """A read was 2**20 frames of every channel: a WAV of 1,024 channels (libsndfile's most) asked for 4 GB a read,
     and piped (whose length is unknown, so the read is not cut to the file's) a 6.5 MB WAV held 4.2 GB. A read is
