@@ -89,14 +89,29 @@ def wide_pcm(data: bytes) -> bool | None:
     microphones of 24 bits give, or `ffmpeg -f s32le`) rather than s16le, or None while too little sound has come:
     read as 16-bit they were two interleaved streams at twice the length, translated, exit 0 (twenty-ninth hostile
     pass). A 32-bit sample of 24 bits has a zero low byte, so read as 16-bit every other sample is a multiple of 256
-    while its neighbours are not: a 16-bit recording is neither (one made from 8-bit audio has every sample so, and
-    passes). Not told: 16 bits in 32, whose low halves are zero, as the bytes of a stereo stream with a silent first
-    channel are (None)."""
+    while its neighbours are not; and that sample is the low byte of the 24 bits, noise while the high half holds
+    sound. 16-bit audio made from 8-bit has its multiples of 256 too (all of them, held; every other one, linearly
+    interpolated: audioop.ratecv, ALSA's "linear" converter), but they are the speech (review29l). Not told: 16 bits
+    in 32, whose low halves are zero, as the bytes of a stereo stream with a silent first channel are (None)."""
     samples = np.frombuffer(data[:len(data) // 4 * 4], dtype="<i2").reshape(-1, 2)
     sound = samples[(samples != 0).any(axis=1)]
     if len(sound) < 400 or not sound[:, 0].any():
         return None
-    return bool((sound[:, 0] % 256 == 0).all() and (sound[:, 1] % 256 != 0).any())
+    low, high = sound[:, 0].astype(np.float64) / 256, sound[:, 1].astype(np.float64)
+    if not ((sound[:, 0] % 256 == 0).all() and (sound[:, 1] % 256 != 0).any()):
+        return False
+    if high.std() < WIDE_LEVEL:  # a quiet signal's low byte is the signal itself, no noise
+        return None
+    return bool(low.std() > WIDE_SPREAD and abs(np.corrcoef(low[:-1], low[1:])[0, 1]) < WIDE_NOISE)
+
+
+# `wide_pcm`'s high halves are sound from this level (standard deviation, in 16-bit units: a 24-bit signal of about
+# -70 dBFS, whose low byte is noise); its low halves are noise while they spread over the byte (uniform: 74; 8-bit
+# audio's levels: a few units to 20) and a sample tells this little (as a correlation) of the next (the low bytes of
+# 24-bit speech: under 0.1; 8-bit speech: 0.8 and more).
+WIDE_LEVEL = 10.0
+WIDE_SPREAD = 40.0
+WIDE_NOISE = 0.3
 
 
 def two_alike_channels(data: bytes) -> bool | None:
