@@ -44,17 +44,52 @@ FILE_MAGIC = {b"RIFF": "WAV", b"RF64": "WAV", b"fLaC": "FLAC", b"OggS": "Ogg", b
 def file_kind(data: bytes) -> str | None:
     """The audio file ``data`` begins, or None. An MP3 without an ID3 tag begins with a frame header (as libsndfile
     and LAME write one) and an M4A with its ``ftyp`` box: each was read as PCM, its bytes as noise, and the line
-    said "no speech found" (twenty-first hostile pass)."""
+    said "no speech found" (twenty-first hostile pass). An MP3 is known by two frames, one after the other
+    (`_mpeg_frame`)."""
     kind = next((kind for magic, kind in FILE_MAGIC.items() if data.startswith(magic)), None)
     if kind is None and data[4:8] == b"ftyp":
         return "MP4/M4A"
-    if kind is None and len(data) >= 3 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0:
-        version, layer = data[1] >> 3 & 3, data[1] >> 1 & 3
-        bitrate, rate = data[2] >> 4, data[2] >> 2 & 3
-        # each field in its valid range: PCM near silence (FF FF: -1) has a bitrate index of 15, no MPEG frame
-        if version != 1 and layer != 0 and bitrate not in (0, 15) and rate != 3:
-            return "MP3"
+    if kind is None and _mpeg_frames(data):
+        return "MP3"
     return kind
+
+
+# Bit rates (kbit/s) of MPEG audio by (MPEG-1?, layer: 3 is Layer I), and sample rates by version (3: MPEG-1, 2:
+# MPEG-2, 0: MPEG-2.5).
+_MPEG_KBPS = {(True, 3): (32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448),
+              (True, 2): (32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384),
+              (True, 1): (32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320),
+              (False, 3): (32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256),
+              (False, 2): (8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160)}
+_MPEG_KBPS[False, 1] = _MPEG_KBPS[False, 2]
+_MPEG_RATES = {3: (44100, 48000, 32000), 2: (22050, 24000, 16000), 0: (11025, 12000, 8000)}
+
+
+def _mpeg_frames(data: bytes) -> bool:
+    """Whether ``data`` begins with two MPEG audio frames (three where they fit), each where the one before ends,
+    of one version, layer and sample rate."""
+    at, frames = 0, 0
+    while frames < 3 and (length := _mpeg_frame(data, at)) and data[1] & 0xFE == data[at + 1] & 0xFE and \
+            data[2] & 0x0C == data[at + 2] & 0x0C:
+        at, frames = at + length, frames + 1
+    return frames >= 2 and (frames == 3 or len(data) < at + 4)
+
+
+def _mpeg_frame(data: bytes, at: int) -> int:
+    """The length in bytes of the MPEG audio frame whose header is at ``at`` in ``data``, or 0 where none is (or it
+    is cut off). A 16-bit sample of -1 (FF FF) followed by one whose low byte gave a valid bit rate index was taken
+    for an MP3 frame by its header alone, and raw PCM refused as "a MP3 file" (review29l); a frame must now be
+    followed by the next one's header, where its length says, which PCM does not do by chance."""
+    if len(data) < at + 4 or data[at] != 0xFF or data[at + 1] & 0xE0 != 0xE0:
+        return 0
+    version, layer = data[at + 1] >> 3 & 3, data[at + 1] >> 1 & 3
+    bitrate, rate, padding = data[at + 2] >> 4, data[at + 2] >> 2 & 3, data[at + 2] >> 1 & 1
+    if version == 1 or layer == 0 or bitrate in (0, 15) or rate == 3:  # a field out of its range (0: free format)
+        return 0
+    bits, hz = _MPEG_KBPS[version == 3, layer][bitrate - 1] * 1000, _MPEG_RATES[version][rate]
+    if layer == 3:
+        return (12 * bits // hz + padding) * 4
+    return (144 if version == 3 or layer == 2 else 72) * bits // hz + padding
 
 
 def float_pcm(data: bytes) -> bool | None:

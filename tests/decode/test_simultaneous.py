@@ -585,18 +585,24 @@ def test_stream_refuses_an_audio_file_on_stdin(tmp_path: Path, st_pack: Path, wa
 def test_an_mp3_without_a_tag_or_an_m4a_on_stdin_is_named(tmp_path: Path) -> None:
     """Twenty-first hostile pass: an MP3 that begins with its first frame (no ID3 tag: libsndfile's and LAME's) or an
     M4A piped to `sate stream -` was read as PCM, and the line said "no speech found". Raw PCM is read as ever,
-    silence (-1: FF FF) and a tone's samples too."""
+    silence (-1: FF FF), a tone's samples and a first sample of -1 too."""
     from sate.errors import SateError
 
     tone = (np.sin(np.arange(SAMPLE_RATE) / 5) * 0.3).astype(np.float32)
     sf.write(tmp_path / "talk.mp3", tone, SAMPLE_RATE, format="MP3")
-    for data, kind in (((tmp_path / "talk.mp3").read_bytes(), "MP3"),
+    sf.write(tmp_path / "talk44.mp3", np.repeat(tone, 3), 44100, format="MP3")  # MPEG-1, frames of 417/418 bytes
+    for data, kind in (((tmp_path / "talk.mp3").read_bytes(), "MP3"), ((tmp_path / "talk44.mp3").read_bytes(), "MP3"),
                        (b"\x00\x00\x00\x20ftypM4A \x00\x00\x02\x00" + bytes(64), "MP4/M4A")):
         assert data[:3] != b"ID3"
         with pytest.raises(SateError, match=f"^stdin: a {re.escape(kind)} file, not raw PCM"):
             next(stream.pcm_pieces(io.BytesIO(data), 0.5))
-    for pcm in (np.full(800, -1, dtype="<i2"), (tone[:800] * 32767).astype("<i2"), -(tone[:800] * 32767).astype("<i2")):
-        assert len(next(stream.pcm_pieces(io.BytesIO(pcm.tobytes()), 0.5))) == 800
+    # a first sample of -1 (FF FF) before one whose low byte is a valid bit rate index (0x90) made an MPEG-1 Layer I
+    # frame header, and speech was refused as "a MP3 file" (review29l): a frame must be followed by the next
+    speech = np.concatenate([[-1, 0x90], (tone[:798] * 32767)]).astype("<i2")
+    for pcm in (np.full(800, -1, dtype="<i2"), (tone[:800] * 32767).astype("<i2"), -(tone[:800] * 32767).astype("<i2"),
+                speech):
+        for chunk in (0.5, 0.05):
+            assert len(next(stream.pcm_pieces(io.BytesIO(pcm.tobytes()), chunk))) == 800
 
 
 def test_whole_talks_are_checked_before_any_is_decoded(tmp_path: Path, st_pack: Path, prepared_data: Path,
