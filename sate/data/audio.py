@@ -759,7 +759,7 @@ def _list_residue(path: Path) -> str:
     if not found or not os.path.lexists(bare):
         return ""
     return (f"; {bare} is there: the name given {' and '.join(found)}, as names read from a list saved on Windows "
-            "do: strip them (e.g. sed -e 's/\\r$//' -e '1s/^\\xEF\\xBB\\xBF//' list.txt)")
+            "do: strip them (e.g. sed -e 's/\\r$//' -e '1s/^\\xEF\\xBB\\xBF//' list.txt > clean.txt)")
 
 
 def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:

@@ -229,8 +229,8 @@ def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
         read += len(data)
         first = False
         if len(data) % 2:  # only the last read can be short: the writer stopped inside a sample
-            print(f"sate stream: note: stdin ended inside a sample ({read:,} bytes, an odd number; the writer was cut "
-                  "off?): its last byte is dropped", file=sys.stderr)
+            print(f"sate stream: note: stdin ended inside a sample ({read:,} byte{'s' * (read != 1)}, an odd number; "
+                  "the writer was cut off?): its last byte is dropped", file=sys.stderr)
             data = data[:-1]
             if not data:
                 return
@@ -301,6 +301,7 @@ def run(args: argparse.Namespace) -> int:
             print(text_field(commit.text), flush=True)  # one line a segment, as `translate --format text`
     if not said:  # a silent or empty input ended without a line, as if nothing had been read: say why
         name = "stdin" if blocks is None else one_line(str(args.input))
-        why = no_speech(heard / SAMPLE_RATE) if heard else "no audio arrived (0 bytes)"  # an empty file is refused
+        # an empty file is refused; stdin of no byte, or of one
+        why = no_speech(heard / SAMPLE_RATE) if heard else "no audio arrived (not one whole sample)"
         print(f"sate stream: note: {name}: {why}; nothing to translate", file=sys.stderr)
     return 0

@@ -505,5 +505,6 @@ def test_names_from_a_list_saved_on_windows_say_so(tmp_path: Path, capsys: pytes
     assert err[0].endswith("no such file (relative to the current directory, "
                            f"{tmp_path}); a.wav is there: the name given begins with a byte-order mark (U+FEFF, "
                            "invisible here) and ends in a carriage return (\\r), as names read from a list saved on "
-                           "Windows do: strip them (e.g. sed -e 's/\\r$//' -e '1s/^\\xEF\\xBB\\xBF//' list.txt)")
+                           "Windows do: strip them (e.g. sed -e 's/\\r$//' -e '1s/^\\xEF\\xBB\\xBF//' list.txt > "
+                           "clean.txt)")
     assert err[1] == f"sate segment: error: b.wav\\r: no such file (relative to the current directory, {tmp_path})"

@@ -320,7 +320,8 @@ def test_stream_of_a_silent_input_says_so(tmp_path: Path, st_pack: Path, capsys:
     assert "sate stream: note: stdin: no speech found (1.0 s of silence" in capsys.readouterr().err
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))  # once no word at all, exit 0
     assert main(["stream", "--model", str(st_pack), "-"]) == 0
-    assert capsys.readouterr() == ("", "sate stream: note: stdin: no audio arrived (0 bytes); nothing to translate\n")
+    assert capsys.readouterr() == ("", "sate stream: note: stdin: no audio arrived (not one whole sample); nothing to "
+                                     "translate\n")
 
 
 def test_a_stream_cut_inside_a_sample_is_translated_to_its_end(st_pack: Path, waves: list[np.ndarray],
@@ -341,6 +342,11 @@ def test_a_stream_cut_inside_a_sample_is_translated_to_its_end(st_pack: Path, wa
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\x00\x01\x02")))
     assert main(["stream", "--model", str(st_pack), "-"]) == 0
     assert "stdin ended inside a sample (3 bytes" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\x01")))  # "1 bytes", then "0 bytes" arrived
+    assert main(["stream", "--model", str(st_pack), "-"]) == 0
+    assert capsys.readouterr().err == ("sate stream: note: stdin ended inside a sample (1 byte, an odd number; the "
+                                       "writer was cut off?): its last byte is dropped\nsate stream: note: stdin: no "
+                                       "audio arrived (not one whole sample); nothing to translate\n")
 
 
 def test_stream_command_bad_input(tmp_path: Path, st_pack: Path, capsys: pytest.CaptureFixture[str],
