@@ -863,7 +863,8 @@ def _fifo_with_data(path: Path) -> int | None:
 
 
 # Bytes of one sample of each PCM encoding libsndfile reads from a pipe; others (Vorbis, ADPCM) are read PIPE_STEP
-# frames at a time.
+# frames at a time, and a writer that stalls inside one of their pages or blocks is waited for inside libsndfile,
+# deaf to signals (review29l; docs/refusals.md).
 _SAMPLE_BYTES = {"PCM_S8": 1, "PCM_U8": 1, "ULAW": 1, "ALAW": 1, "PCM_16": 2, "PCM_24": 3, "PCM_32": 4, "FLOAT": 4,
                  "DOUBLE": 8}
 PIPE_BUFFER = 1 << 20  # bytes a pipe is asked to hold (Linux's limit for an unprivileged process)
