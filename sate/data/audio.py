@@ -23,6 +23,7 @@ import select
 import stat
 import sys
 import termios
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -742,6 +743,25 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
     return resample(np.ascontiguousarray(wave, dtype=np.float32), sample_rate, name=name)
 
 
+# What a list of names read by the shell (`sate translate $(cat list.txt)`, `xargs -a list.txt`) leaves on them: a
+# file saved on Windows ends each line in a carriage return, and one saved as "UTF-8 with BOM" begins with U+FEFF.
+LIST_RESIDUE = (("\ufeff", "begins with a byte-order mark (U+FEFF, invisible here)"),
+                ("\r", "ends in a carriage return (\\r)"))
+
+
+def _list_residue(path: Path) -> str:
+    """Why a missing name is missing where a file of that name without a list's residue (`LIST_RESIDUE`) is there:
+    the message showed the name with its BOM unseen ("u0.wav\\r: no such file" while u0.wav was there), and did not
+    say that the list the names came from was saved on Windows (twenty-ninth hostile pass)."""
+    name = str(path)
+    found = [why for mark, why in LIST_RESIDUE if mark in name]
+    bare = name.replace("\ufeff", "").replace("\r", "")
+    if not found or not os.path.lexists(bare):
+        return ""
+    return (f"; {bare} is there: the name given {' and '.join(found)}, as names read from a list saved on Windows "
+            "do: strip them (e.g. sed -e 's/\\r$//' -e '1s/^\\xEF\\xBB\\xBF//' list.txt > clean.txt)")
+
+
 def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     """A whole audio file as blocks of float32 16 kHz mono samples, in order; joined, they are ``read_audio``'s.
 
@@ -765,7 +785,7 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         # `sate stream -` reads it; a relative name says where it was looked for, and a '~' no shell expanded
         # (`translate(["~/talk.wav"])` in a notebook) that it is no home folder there (25th hostile pass)
         where = " (standard input is read as /dev/stdin)" if str(path) == "-" else relative_note(path)
-        raise SateError(f"{path}: no such file{where}")
+        raise SateError(f"{path}: no such file{where}{_list_residue(path)}")
     if directory:
         raise SateError(f"{path}: is a directory, not an audio file")
     if empty:
@@ -832,12 +852,51 @@ def _fifo_with_data(path: Path) -> int | None:
         fd = os.open(path, os.O_RDONLY)  # waits for a writer; an interrupt or a kill raises here
     except OSError:
         return None  # libsndfile's own open names the problem
+    with contextlib.suppress(OSError, AttributeError):  # a larger buffer: longer reads from a fast writer
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BUFFER)  # (`_pipe_frames` reads what the pipe holds)
     try:
         select.select([fd], [], [])
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+# Bytes of one sample of each PCM encoding libsndfile reads from a pipe; others (Vorbis, ADPCM) are read PIPE_STEP
+# frames at a time, and a writer that stalls inside one of their pages or blocks is waited for inside libsndfile,
+# deaf to signals (review29l; docs/refusals.md).
+_SAMPLE_BYTES = {"PCM_S8": 1, "PCM_U8": 1, "ULAW": 1, "ALAW": 1, "PCM_16": 2, "PCM_24": 3, "PCM_32": 4, "FLOAT": 4,
+                 "DOUBLE": 8}
+PIPE_BUFFER = 1 << 20  # bytes a pipe is asked to hold (Linux's limit for an unprivileged process)
+PIPE_STEP = 1600  # frames read at a time from a pipe of a compressed encoding (0.1 s at 16 kHz)
+PIPE_POLL_S = 0.01  # seconds between looks at a pipe that holds less than one frame
+
+
+def _pipe_frames(fd: int, f: sf.SoundFile, most: int) -> int:
+    """How many frames (at most ``most``) libsndfile can read from the pipe ``fd`` now without waiting, once the pipe
+    holds a frame or has ended; the waiting is done here, in Python. libsndfile waits inside its read until the
+    whole block (READ_BLOCK samples, a minute of 16 kHz audio) has come, retrying through every signal: `sate
+    stream` of a FIFO a recorder writes into printed nothing for a minute of speech, then a minute at once, and a
+    pipe that stalled mid-stream heard neither Ctrl-C nor `kill` until its writer wrote or ended (twenty-ninth
+    hostile pass; the wait for the first byte: `_fifo_with_data`)."""
+    width = _SAMPLE_BYTES.get(f.subtype)
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while True:
+        events = poller.poll()  # an interrupt or a kill raises here
+        try:
+            waiting = int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+        except OSError:
+            return most
+        # the writer has gone (readable with nothing in it, or hung up with part of a frame left: `head -c`, a
+        # download cut off, which was polled for ever; review29l): libsndfile reads what the pipe holds, and ends
+        if waiting == 0 or any(event & select.POLLHUP for _, event in events):
+            return most
+        if width is None:
+            return min(most, PIPE_STEP)
+        if waiting >= width * f.channels:
+            return min(most, waiting // (width * f.channels))
+        time.sleep(PIPE_POLL_S)  # part of a frame: readable at once again, until the rest comes
 
 
 def _ended_empty(fd: int) -> bool:
@@ -924,8 +983,10 @@ def _mono_pieces(f: sf.SoundFile, name: str, start: int, frames: int | None = No
     with the channel count; NaN, inf or samples beyond MAX_AMPLITUDE refused (`check_finite`)."""
     step, read = max(1, READ_BLOCK // max(1, f.channels)), 0
     dtype = "float64" if f.subtype == "DOUBLE" else "float32"  # 1e300 is no float32: it read as inf, "not finite"
+    pipe = f.name if isinstance(f.name, int) else None  # a pipe's descriptor (`_fifo_with_data`)
     while frames is None or read < frames:
-        block = f.read(step if frames is None else min(step, frames - read), dtype=dtype, always_2d=True)
+        want = step if frames is None else min(step, frames - read)
+        block = f.read(want if pipe is None else _pipe_frames(pipe, f, want), dtype=dtype, always_2d=True)
         if not len(block):
             return
         check_finite(block, name, f.samplerate, (start + read) / f.samplerate)

@@ -44,17 +44,52 @@ FILE_MAGIC = {b"RIFF": "WAV", b"RF64": "WAV", b"fLaC": "FLAC", b"OggS": "Ogg", b
 def file_kind(data: bytes) -> str | None:
     """The audio file ``data`` begins, or None. An MP3 without an ID3 tag begins with a frame header (as libsndfile
     and LAME write one) and an M4A with its ``ftyp`` box: each was read as PCM, its bytes as noise, and the line
-    said "no speech found" (twenty-first hostile pass)."""
+    said "no speech found" (twenty-first hostile pass). An MP3 is known by two frames, one after the other
+    (`_mpeg_frame`)."""
     kind = next((kind for magic, kind in FILE_MAGIC.items() if data.startswith(magic)), None)
     if kind is None and data[4:8] == b"ftyp":
         return "MP4/M4A"
-    if kind is None and len(data) >= 3 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0:
-        version, layer = data[1] >> 3 & 3, data[1] >> 1 & 3
-        bitrate, rate = data[2] >> 4, data[2] >> 2 & 3
-        # each field in its valid range: PCM near silence (FF FF: -1) has a bitrate index of 15, no MPEG frame
-        if version != 1 and layer != 0 and bitrate not in (0, 15) and rate != 3:
-            return "MP3"
+    if kind is None and _mpeg_frames(data):
+        return "MP3"
     return kind
+
+
+# Bit rates (kbit/s) of MPEG audio by (MPEG-1?, layer: 3 is Layer I), and sample rates by version (3: MPEG-1, 2:
+# MPEG-2, 0: MPEG-2.5).
+_MPEG_KBPS = {(True, 3): (32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448),
+              (True, 2): (32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384),
+              (True, 1): (32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320),
+              (False, 3): (32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256),
+              (False, 2): (8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160)}
+_MPEG_KBPS[False, 1] = _MPEG_KBPS[False, 2]
+_MPEG_RATES = {3: (44100, 48000, 32000), 2: (22050, 24000, 16000), 0: (11025, 12000, 8000)}
+
+
+def _mpeg_frames(data: bytes) -> bool:
+    """Whether ``data`` begins with two MPEG audio frames (three where they fit), each where the one before ends,
+    of one version, layer and sample rate."""
+    at, frames = 0, 0
+    while frames < 3 and (length := _mpeg_frame(data, at)) and data[1] & 0xFE == data[at + 1] & 0xFE and \
+            data[2] & 0x0C == data[at + 2] & 0x0C:
+        at, frames = at + length, frames + 1
+    return frames >= 2 and (frames == 3 or len(data) < at + 4)
+
+
+def _mpeg_frame(data: bytes, at: int) -> int:
+    """The length in bytes of the MPEG audio frame whose header is at ``at`` in ``data``, or 0 where none is (or it
+    is cut off). A 16-bit sample of -1 (FF FF) followed by one whose low byte gave a valid bit rate index was taken
+    for an MP3 frame by its header alone, and raw PCM refused as "a MP3 file" (review29l); a frame must now be
+    followed by the next one's header, where its length says, which PCM does not do by chance."""
+    if len(data) < at + 4 or data[at] != 0xFF or data[at + 1] & 0xE0 != 0xE0:
+        return 0
+    version, layer = data[at + 1] >> 3 & 3, data[at + 1] >> 1 & 3
+    bitrate, rate, padding = data[at + 2] >> 4, data[at + 2] >> 2 & 3, data[at + 2] >> 1 & 1
+    if version == 1 or layer == 0 or bitrate in (0, 15) or rate == 3:  # a field out of its range (0: free format)
+        return 0
+    bits, hz = _MPEG_KBPS[version == 3, layer][bitrate - 1] * 1000, _MPEG_RATES[version][rate]
+    if layer == 3:
+        return (12 * bits // hz + padding) * 4
+    return (144 if version == 3 or layer == 2 else 72) * bits // hz + padding
 
 
 def float_pcm(data: bytes) -> bool | None:
@@ -82,6 +117,36 @@ def unsigned_pcm(data: bytes) -> bool | None:
     if len(samples) < 400:
         return None
     return bool(np.mean(np.abs(samples.astype(np.int32)) >= 16384) > 0.9)
+
+
+def wide_pcm(data: bytes) -> bool | None:
+    """Whether raw PCM bytes (from a sample's start) are 32-bit integer samples (`arecord -f S32_LE`, which USB
+    microphones of 24 bits give, or `ffmpeg -f s32le`) rather than s16le, or None while too little sound has come:
+    read as 16-bit they were two interleaved streams at twice the length, translated, exit 0 (twenty-ninth hostile
+    pass). A 32-bit sample of 24 bits has a zero low byte, so read as 16-bit every other sample is a multiple of 256
+    while its neighbours are not; and that sample is the low byte of the 24 bits, noise while the high half holds
+    sound. 16-bit audio made from 8-bit has its multiples of 256 too (all of them, held; every other one, linearly
+    interpolated: audioop.ratecv, ALSA's "linear" converter), but they are the speech (review29l). Not told: 16 bits
+    in 32, whose low halves are zero, as the bytes of a stereo stream with a silent first channel are (None)."""
+    samples = np.frombuffer(data[:len(data) // 4 * 4], dtype="<i2").reshape(-1, 2)
+    sound = samples[(samples != 0).any(axis=1)]
+    if len(sound) < 400 or not sound[:, 0].any():
+        return None
+    low, high = sound[:, 0].astype(np.float64) / 256, sound[:, 1].astype(np.float64)
+    if not ((sound[:, 0] % 256 == 0).all() and (sound[:, 1] % 256 != 0).any()):
+        return False
+    if high.std() < WIDE_LEVEL:  # a quiet signal's low byte is the signal itself, no noise
+        return None
+    return bool(low.std() > WIDE_SPREAD and abs(np.corrcoef(low[:-1], low[1:])[0, 1]) < WIDE_NOISE)
+
+
+# `wide_pcm`'s high halves are sound from this level (standard deviation, in 16-bit units: a 24-bit signal of about
+# -70 dBFS, whose low byte is noise); its low halves are noise while they spread over the byte (uniform: 74; 8-bit
+# audio's levels: a few units to 20) and a sample tells this little (as a correlation) of the next (the low bytes of
+# 24-bit speech: under 0.1; 8-bit speech: 0.8 and more).
+WIDE_LEVEL = 10.0
+WIDE_SPREAD = 40.0
+WIDE_NOISE = 0.3
 
 
 def two_alike_channels(data: bytes) -> bool | None:
@@ -133,13 +198,18 @@ NOT_S16LE = ((float_pcm, True, f"stdin: 32-bit float PCM (ffmpeg -f f32le), not 
              (unsigned_pcm, False, "stdin: looks like 8-bit unsigned PCM (arecord's default format when -f is not "
                                    "given), not 16-bit: give 16 kHz mono s16le (arecord -f S16_LE -r 16000 -c 1 "
                                    "-t raw)"),
+             (wide_pcm, True, "stdin: looks like 32-bit integer PCM (arecord -f S32_LE, ffmpeg -f s32le), not "
+                              "16-bit: give 16 kHz mono s16le (arecord -f S16_LE -r 16000 -c 1 -t raw; ffmpeg -i FILE "
+                              "-f s16le -ac 1 -ar 16000 -)"),
              (two_alike_channels, True, f"stdin: looks like two channels alike (a stereo file given without -ac 1), "
                                         f"not mono: {CONVERT}"))
 
 
 def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
     """Float samples of raw s16le PCM, `chunk` seconds at a time as they arrive (the last piece may be shorter);
-    an audio file's header at the start is refused, and so is PCM of another kind (`NOT_S16LE`)."""
+    an audio file's header at the start is refused, and so is PCM of another kind (`NOT_S16LE`). A stream that ends
+    inside a sample (a pipe cut off) loses that byte, with a note: it was refused once all else was translated, the
+    last segment's translation lost and the line blaming the format (twenty-ninth hostile pass)."""
     size = 2 * round(chunk * SAMPLE_RATE)
     told: list[bool | None] = [None] * len(NOT_S16LE)  # each sniffer's verdict, once a piece of sound gave one
     first, read = True, 0
@@ -158,8 +228,12 @@ def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
                     raise SateError(refusal)
         read += len(data)
         first = False
-        if len(data) % 2:
-            raise SateError("stdin: odd number of bytes: expected 16-bit PCM (16 kHz mono s16le)")
+        if len(data) % 2:  # only the last read can be short: the writer stopped inside a sample
+            print(f"sate stream: note: stdin ended inside a sample ({read:,} byte{'s' * (read != 1)}, an odd number; "
+                  "the writer was cut off?): its last byte is dropped", file=sys.stderr)
+            data = data[:-1]
+            if not data:
+                return
         yield np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
 
 
@@ -227,6 +301,7 @@ def run(args: argparse.Namespace) -> int:
             print(text_field(commit.text), flush=True)  # one line a segment, as `translate --format text`
     if not said:  # a silent or empty input ended without a line, as if nothing had been read: say why
         name = "stdin" if blocks is None else one_line(str(args.input))
-        why = no_speech(heard / SAMPLE_RATE) if heard else "no audio arrived (0 bytes)"  # an empty file is refused
+        # an empty file is refused; stdin of no byte, or of one
+        why = no_speech(heard / SAMPLE_RATE) if heard else "no audio arrived (not one whole sample)"
         print(f"sate stream: note: {name}: {why}; nothing to translate", file=sys.stderr)
     return 0

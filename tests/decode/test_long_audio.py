@@ -162,6 +162,80 @@ def test_a_pipe_is_read_as_a_stream(tmp_path: Path, utterances: list[np.ndarray]
         assert outputs[1] == outputs[0] and len(outputs[0]) >= 3
 
 
+def test_a_pipe_is_read_as_its_samples_come(tmp_path: Path) -> None:
+    """libsndfile waited inside one read for a whole block (a minute of 16 kHz audio), through every signal: `sate
+    stream` of a FIFO a recorder writes into showed nothing for a minute, and a writer that stalled mid-stream was
+    heard by neither Ctrl-C nor `kill`. What the pipe holds is read now, waited for in Python, and the samples are
+    those of the file, 24-bit stereo included."""
+    rng = np.random.default_rng(0)
+    for subtype, channels in (("PCM_16", 1), ("PCM_24", 2)):
+        wav = tmp_path / f"talk_{subtype}.wav"
+        sf.write(wav, rng.uniform(-0.5, 0.5, (5 * SAMPLE_RATE, channels)), SAMPLE_RATE, subtype=subtype)
+        data = wav.read_bytes()
+        fifo = tmp_path / f"live_{subtype}.wav"
+        os.mkfifo(fifo)
+        go_on = threading.Event()
+
+        def write(fifo: Path = fifo, data: bytes = data, go_on: threading.Event = go_on) -> None:
+            with open(fifo, "wb") as f:
+                f.write(data[:SAMPLE_RATE + 1])  # its header and part of a second of audio (and of a frame)
+                f.flush()
+                go_on.wait(timeout=10)
+                f.write(data[SAMPLE_RATE + 1:])
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        blocks = audio_blocks(fifo)
+        first = next(blocks)  # before the writer goes on: once it waited here for 10 s, then read the whole
+        assert not go_on.is_set() and 0 < len(first) < SAMPLE_RATE
+        go_on.set()
+        piped = np.concatenate([first, *blocks])
+        writer.join(timeout=30)
+        assert np.array_equal(piped, np.concatenate(list(audio_blocks(wav))))
+
+
+def test_a_pipe_that_ends_inside_a_frame_ends_the_read(tmp_path: Path) -> None:
+    """A pipe whose writer went leaving part of a frame (`head -c 100001 talk.wav | sate segment /dev/stdin`, a
+    download or recorder cut off) was polled for ever, the part of a frame never growing to a whole one (review29l):
+    its end ends the read, and a WAV that declared more is "cut short", as before; one whose header left the size
+    unknown (0xFFFFFFFF) is read to its last whole frame. 16-bit, 24-bit and stereo, each cut inside a frame."""
+    rng = np.random.default_rng(0)
+    fifo = tmp_path / "pipe.wav"
+    os.mkfifo(fifo)
+    cases = [(subtype, channels, extra, unknown) for subtype, channels, extras in
+             (("PCM_16", 1, (1,)), ("PCM_16", 2, (1, 2, 3)), ("PCM_24", 1, (1, 2)), ("PCM_24", 2, (1, 5)))
+             for extra in extras for unknown in (False, True)]
+    for subtype, channels, extra, unknown in cases:
+        wav = tmp_path / "talk.wav"
+        sf.write(wav, rng.uniform(-0.5, 0.5, (2 * SAMPLE_RATE, channels)), SAMPLE_RATE, subtype=subtype)
+        data = wav.read_bytes()
+        at = data.find(b"data")
+        if unknown:
+            data = data[: at + 4] + (0xFFFFFFFF).to_bytes(4, "little") + data[at + 8:]
+        frame = channels * (2 if subtype == "PCM_16" else 3)
+        whole = SAMPLE_RATE // 2
+        cut = data[: at + 8 + whole * frame + extra]
+        result: list[object] = []
+
+        def read(result: list[object] = result) -> None:
+            try:
+                result.append(len(np.concatenate(list(audio_blocks(fifo)))))
+            except SateError as err:
+                result.append(str(err))
+
+        writer = feed(fifo, cut)
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(timeout=10)
+        assert result, f"{subtype} x{channels}, {extra} bytes into a frame, unknown size {unknown}: still waiting"
+        if unknown:
+            assert result == [whole]
+        else:
+            assert result == [f"{fifo}: the stream is cut short: it held 0.5 s of the 2.0 s its header declares (an "
+                              "interrupted copy or download?); copy it again"]
+        writer.join(timeout=10)
+
+
 def test_the_memory_of_a_read_does_not_grow_with_the_channel_count(tmp_path: Path) -> None:
     """A read was 2**20 frames of every channel: a WAV of 1,024 channels (libsndfile's most) asked for 4 GB a read,
     and piped (whose length is unknown, so the read is not cut to the file's) a 6.5 MB WAV held 4.2 GB. A read is

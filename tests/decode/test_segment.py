@@ -491,3 +491,20 @@ def test_a_max_segment_out_of_range_is_named_with_its_range(tmp_path: Path, valu
     assert rc == 2 and out == ""
     assert err == ("sate segment: error: max_segment (--max-segment) must be at least 1.2 s and at most 120 s, "
                    f"got {value}\n")
+
+
+def test_names_from_a_list_saved_on_windows_say_so(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate segment $(cat list.txt)` of a list with Windows line ends and a BOM said "\ufeffa.wav\\r: no such file"
+    beside a.wav, the BOM unseen: the message says what the name carries and how to strip it; a name that is missing
+    however it is stripped gets no such note."""
+    monkeypatch.chdir(tmp_path)
+    sf.write("a.wav", np.zeros(1600, np.float32), 16000)
+    assert main(["segment", "--vad", "energy", "\ufeffa.wav\r", "b.wav\r"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].endswith("no such file (relative to the current directory, "
+                           f"{tmp_path}); a.wav is there: the name given begins with a byte-order mark (U+FEFF, "
+                           "invisible here) and ends in a carriage return (\\r), as names read from a list saved on "
+                           "Windows do: strip them (e.g. sed -e 's/\\r$//' -e '1s/^\\xEF\\xBB\\xBF//' list.txt > "
+                           "clean.txt)")
+    assert err[1] == f"sate segment: error: b.wav\\r: no such file (relative to the current directory, {tmp_path})"

@@ -121,6 +121,30 @@ def test_two_channels_alike_at_another_level_are_named_as_such() -> None:
         assert np.array_equal(np.concatenate(pieces), pcm.ravel().astype(np.float32) / 32768.0)
 
 
+def test_32_bit_integer_pcm_on_stdin_is_named_as_such(utterances: list[np.ndarray]) -> None:
+    """`arecord -f S32_LE` (a 24-bit USB microphone's format) into `sate stream -` was read as s16le, two interleaved
+    streams at twice the length, translated, exit 0 (twenty-ninth hostile pass): refused once sound arrives; 16-bit
+    speech, at any level, and 16-bit audio made from 8-bit (every sample a multiple of 256, or every other one where
+    it was interpolated) read as before."""
+    wave = np.concatenate([np.zeros(8000), _speech(2.0)])
+    rng = np.random.default_rng(0)
+    for bits in (24,):
+        wide = (np.round(wave * (2 ** (bits - 1) - 1) + rng.normal(0, 2, len(wave))).astype("<i4") << (32 - bits))
+        with pytest.raises(SateError, match=r"^stdin: looks like 32-bit integer PCM \(arecord -f S32_LE, ffmpeg -f "
+                                            r"s32le\), not 16-bit: give 16 kHz mono s16le \(arecord -f S16_LE -r 16000 "
+                                            r"-c 1 -t raw; ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -\)$"):
+            list(stream.pcm_pieces(io.BytesIO(wide.astype("<i4").tobytes()), 0.5))
+    speech = np.concatenate(utterances)
+    eight = np.round(speech[::2] / np.abs(speech).max() * 127) * 256  # 8-bit audio at 8 kHz, as 16-bit
+    linear = np.empty(2 * len(eight) - 1)  # to 16 kHz by linear interpolation (audioop.ratecv, ALSA's "linear"):
+    linear[0::2], linear[1::2] = eight, (eight[:-1] + eight[1:]) / 2  # refused as 32-bit once (review29l)
+    for pcm in (*(np.round(speech / np.abs(speech).max() * peak) for peak in (32000, 2000, 300)),
+                np.round(speech / np.abs(speech).max() * 127) * 256, linear, linear[1:]):
+        pcm = pcm.astype("<i2")
+        pieces = list(stream.pcm_pieces(io.BytesIO(pcm.tobytes()), 0.5))
+        assert np.array_equal(np.concatenate(pieces), pcm.astype(np.float32) / 32768.0)
+
+
 def test_mono_speech_of_any_band_is_not_taken_for_two_channels(utterances: list[np.ndarray]) -> None:
     """The fixture's voices (espeak-ng and flite) as they are, low-passed (a muffled or telephone voice), high-passed
     (fricatives alone) and quiet, cut into pieces of 0.2, 0.5 and 1 s as stdin brings them: no piece is judged two
