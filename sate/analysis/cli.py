@@ -128,7 +128,7 @@ def load_model(path: Path) -> AnalysisModel:
         # with DATA's statistics, and one whose vocabulary is not its model's gave an IndexError or wrong values
         # (twenty-sixth hostile pass, review)
         if info.task != meta["task"]:
-            raise SateError(f"{model_file} holds a {meta['task']} model but {directory / layout.PACK_YAML} "
+            raise SateError(f"{model_file} holds a model of task {meta['task']}, but {directory / layout.PACK_YAML} "
                             f"says {info.task}")
         check_pack_parts(directory, info)
         vocabs = load_vocabularies(directory, info.task, info.vocab)

@@ -327,7 +327,7 @@ class SpeechTranslator:
         vocabs = dict(zip(("src", "tgt"), load_vocabularies(directory, info.task, info.vocab), strict=True))
         model, meta = model_from_file(directory / MODEL)
         if meta["task"] != info.task:
-            raise SateError(f"{directory / MODEL} holds a {meta['task']} model but sate.yaml says {info.task}")
+            raise SateError(f"{directory / MODEL} holds a model of task {meta['task']}, but sate.yaml says {info.task}")
         check_pack_tokens(meta, directory, info, tuple(vocabs.values()))
         cmvn = None
         if info.features is not None:

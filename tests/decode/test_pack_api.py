@@ -909,3 +909,17 @@ def test_a_pack_name_holding_a_nul_character_is_named(st_pack: Path) -> None:
                                             r"disk holds$"):
             SpeechTranslator.load(name, "cpu")
     assert SpeechTranslator.load(str(st_pack), "cpu").task == "st"
+
+
+def test_a_pack_whose_model_file_is_of_another_task_names_both(st_pack: Path, prepared_data: Path,
+                                                               tmp_path: Path) -> None:
+    """A pack's model.pt replaced by a model file of another task: the line said "holds a mt model" (an article
+    before a task's name; hand29c's leftover), for translate and for analyze alike."""
+    copy = tmp_path / "pack"
+    shutil.copytree(st_pack, copy)
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    torch.manual_seed(0)
+    save_model_file(copy / "model.pt", build_model("mt", tiny_config("mt", 16), len(src), len(tgt)), src.tokens,
+                    tgt.tokens)
+    with pytest.raises(SateError, match=r"/model\.pt holds a model of task mt, but sate\.yaml says st$"):
+        api.SpeechTranslator.load(copy)
