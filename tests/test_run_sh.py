@@ -318,3 +318,20 @@ def test_a_relative_python_is_taken_from_where_run_sh_was_started(tmp_path: Path
     run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "venv"), PYTHON="py/python3")
     assert run.returncode == 1
     assert f"creating the virtual environment {tmp_path}/venv" in run.stderr and "does not run" not in run.stderr
+
+
+@pytest.mark.parametrize("python", ["old", "python3.0-none"])
+def test_ci_with_a_python_older_than_3_11_says_so(tmp_path: Path, python: str) -> None:
+    """Twenty-ninth hostile pass (hand29i): `.ci/run` on a machine whose python3 is older than 3.11 (Ubuntu 22.04, a
+    CI image) stopped on a "No module named 'tomllib'" traceback before run.sh could say what Python it needs."""
+    if python == "old":
+        python = str(tmp_path / "python3")
+        Path(python).write_text('#!/bin/sh\necho "Traceback (most recent call last):" >&2\n'
+                                'echo "ModuleNotFoundError: No module named \'tomllib\'" >&2\nexit 1\n')
+        Path(python).chmod(0o755)
+    run = subprocess.run([str(ROOT / ".ci" / "run")], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                         env={**os.environ, **NO_PACKAGES, "PYTHON": python, "SATE_VENV": str(tmp_path / "venv")})
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f".ci/run: PYTHON={python} is no Python 3.11 or newer: set PYTHON to one "
+                          "(PYTHON=python3.11 .ci/run)\n")
+    assert not (tmp_path / "venv").exists()
