@@ -11,6 +11,7 @@
 [ -n "${BASH_VERSION:-}" ] || { echo "$0: a bash script: run it as ./run.sh (or bash $0), not with sh" >&2; exit 1; }
 set -euo pipefail
 CALLER=$PWD
+CALLER_PHYSICAL=$(pwd -P 2>/dev/null) || CALLER_PHYSICAL=$CALLER
 # The repository root, also where $0 is a symbolic link to this file (`ln -s ~/sate/run.sh ~/bin/sate-demo`): the
 # link's own folder was taken for the root, and `--help` printed "recipes/synth/run.sh: No such file or directory".
 cd "$(dirname "$(readlink -f "$0")")"
@@ -195,6 +196,20 @@ case "${1:-demo}" in
     # Bytecode is written even where the environment says not to: without __pycache__ (git-ignores it) every
     # worker compiles the package and pytest rewrites every test module again, 5 s of each worker's collection.
     unset PYTHONDONTWRITEBYTECODE
+    # pytest runs from the root (its configuration, the test paths): a test file or folder named from where ./run.sh
+    # was started is made absolute from there, as the demo's paths are; `cd tests && ../run.sh test test_run_sh.py`
+    # said "file or directory not found: test_run_sh.py". Not the word after -k, -m, -p, -o or --deselect (an
+    # expression, a plugin, a setting, a test id from the root).
+    if [ "$CALLER_PHYSICAL" != "$ROOT" ]; then
+      local_args=() after=
+      for arg in "$@"; do
+        case $after in -k | -m | -p | -o | --deselect) ;; *)
+          [[ $arg == -* || $arg == /* || ! -e $CALLER_PHYSICAL/${arg%%::*} ]] || arg=$CALLER_PHYSICAL/$arg ;;
+        esac
+        local_args+=("$arg") after=$arg
+      done
+      set -- "${local_args[@]}"
+    fi
     exec python -m pytest -n 2 --dist loadscope "$@"
     ;;
   *)

@@ -335,3 +335,16 @@ def test_ci_with_a_python_older_than_3_11_says_so(tmp_path: Path, python: str) -
     assert run.stderr == (f".ci/run: PYTHON={python} is no Python 3.11 or newer: set PYTHON to one "
                           "(PYTHON=python3.11 .ci/run)\n")
     assert not (tmp_path / "venv").exists()
+
+
+@needs_tts
+def test_test_paths_are_taken_from_where_run_sh_was_started(tmp_path: Path) -> None:
+    """Twenty-ninth hostile pass (hand29i): `cd tests && ../run.sh test test_run_sh.py` said "file or directory not
+    found: test_run_sh.py": pytest runs from the root. A path is taken from where run.sh was started, as the demo's
+    are; the word after -k (here `decode`, a folder there too) is an expression, and stays one."""
+    venv = _fake_venv(tmp_path / "venv")
+    node = "test_run_sh.py::test_run_sh_started_with_sh_says_how_to_start_it"
+    run = _run_sh(["test", "-n", "0", "--collect-only", "-m", "not slow", node, "-k", "decode or started"],
+                  ROOT / "tests", SATE_VENV=str(venv))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"tests/{node}" in run.stdout
