@@ -99,7 +99,7 @@ lock_venv() {
 }
 
 setup_python() {
-  local made place installed
+  local made place installed version
   deps_hash=$(sha1sum pyproject.toml | cut -c1-40)
   stamp="$VENV/.sate-installed"
   stamp_current && return 0
@@ -141,6 +141,14 @@ setup_python() {
     log "cannot write $VENV to point it at this checkout: it is used as it is; its owner runs ./run.sh once to do it"
     return 0
   fi
+  # One made by hand before (`python3 -m venv .venv`, Ubuntu 22.04's python3 is 3.10) had its pip replaced, and then
+  # pip refused "Package 'sate' requires a different Python: 3.10.12 not in '>=3.11'", saying nothing of what to do.
+  version=$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
+    || { log "$VENV/bin/python does not run: remove $VENV and run ./run.sh again (a fresh setup: minutes), or set" \
+             "SATE_VENV to another place"; exit 1; }
+  "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || { log "$VENV is an environment of Python $version, and sate needs 3.11 or newer: remove it and run" \
+             "PYTHON=python3.11 ./run.sh (a Python 3.11 or newer), or set SATE_VENV to another place"; exit 1; }
   # A venv whose making was interrupted (Ctrl-C) has a Python but no pip: "No module named pip" on every run.
   "$VENV/bin/python" -c 'import pip' 2>/dev/null || "$VENV/bin/python" -m ensurepip >/dev/null
   if [ "$installed" = "$deps_hash" ]; then

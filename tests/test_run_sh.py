@@ -320,6 +320,33 @@ def test_a_relative_python_is_taken_from_where_run_sh_was_started(tmp_path: Path
     assert f"creating the virtual environment {tmp_path}/venv" in run.stderr and "does not run" not in run.stderr
 
 
+def _fake_python(venv: Path, body: str) -> Path:
+    """An environment whose bin/python is the shell script `body`, not yet set up (no stamp)."""
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\n" + body)
+    (venv / "bin" / "python").chmod(0o755)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    return venv
+
+
+@needs_tts
+def test_an_environment_of_a_python_older_than_3_11_is_named_before_pip_runs(tmp_path: Path) -> None:
+    """Twenty-ninth hostile pass (hand29i): an environment made by hand with Ubuntu 22.04's python3 (3.10) had its
+    pip replaced by pip 24.2, then pip refused "Package 'sate' requires a different Python: 3.10.12 not in '>=3.11'",
+    saying nothing of what to do. Named, before pip runs, with what to do."""
+    venv = _fake_python(tmp_path / "venv", 'case "$*" in\n'
+                        '  *print*) echo 3.10 ;;\n'
+                        '  *sys.exit*) exit 1 ;;\n'
+                        '  *) echo "$@" >> "$(dirname "$0")/../pip.log" ;;\n'
+                        'esac\n')
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f"[run.sh] {venv} is an environment of Python 3.10, and sate needs 3.11 or newer: remove it "
+                          "and run PYTHON=python3.11 ./run.sh (a Python 3.11 or newer), or set SATE_VENV to another "
+                          "place\n")
+    assert not (venv / "pip.log").exists()
+
+
 @pytest.mark.parametrize("python", ["old", "python3.0-none"])
 def test_ci_with_a_python_older_than_3_11_says_so(tmp_path: Path, python: str) -> None:
     """Twenty-ninth hostile pass (hand29i): `.ci/run` on a machine whose python3 is older than 3.11 (Ubuntu 22.04, a
