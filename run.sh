@@ -149,8 +149,9 @@ setup_python() {
   "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
     || { log "$VENV is an environment of Python $version, and sate needs 3.11 or newer: remove it and run" \
              "PYTHON=python3.11 ./run.sh (a Python 3.11 or newer), or set SATE_VENV to another place"; exit 1; }
-  # A venv whose making was interrupted (Ctrl-C) has a Python but no pip: "No module named pip" on every run.
-  "$VENV/bin/python" -c 'import pip' 2>/dev/null || "$VENV/bin/python" -m ensurepip >/dev/null
+  # A venv whose making was interrupted (Ctrl-C) has a Python but no pip, or half a pip (`import pip` passed, then a
+  # "No module named 'pip._internal.cli'" traceback): "No module named pip" on every run.
+  "$VENV/bin/python" -m pip --version >/dev/null 2>&1 || "$VENV/bin/python" -m ensurepip >/dev/null
   if [ "$installed" = "$deps_hash" ]; then
     if [ -n "$made" ] && [ "$(physical "$made")" != "$place" ]; then
       log "pointing $VENV (a copy of $made) at this checkout"

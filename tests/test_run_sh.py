@@ -62,7 +62,8 @@ def _fake_venv(venv: Path, made_at: Path | str | None = None, stamp: str | None 
     (venv / "bin").mkdir(parents=True)
     # This environment's python (a link to it would not see its site-packages); `ruff check` passes at once.
     (venv / "bin" / "python").write_text(
-        '#!/bin/sh\nif [ "$1 $2" = "-m pip" ]; then echo "$@" >> "$(dirname "$0")/../pip.log"; exit 0; fi\n'
+        '#!/bin/sh\n[ "$1 $2 $3" != "-m pip --version" ] || exit 0\n'
+        'if [ "$1 $2" = "-m pip" ]; then echo "$@" >> "$(dirname "$0")/../pip.log"; exit 0; fi\n'
         f'exec "{sys.executable}" "$@"\n')
     (venv / "bin" / "ruff").write_text("#!/bin/sh\n")
     for name in ("python", "ruff"):
@@ -345,6 +346,26 @@ def test_an_environment_of_a_python_older_than_3_11_is_named_before_pip_runs(tmp
                           "and run PYTHON=python3.11 ./run.sh (a Python 3.11 or newer), or set SATE_VENV to another "
                           "place\n")
     assert not (venv / "pip.log").exists()
+
+
+@pytest.mark.slow  # 3-4 s: a Python started to make or mend an environment
+@needs_tts
+def test_an_environment_with_half_a_pip_gets_pip(tmp_path: Path) -> None:
+    """Twenty-ninth hostile pass (hand29i): Ctrl-C while venv's ensurepip unpacked pip leaves half of it: `import
+    pip` passed, so it was not mended, and every run stopped on a "No module named 'pip._internal.cli'" traceback.
+    It gets pip, then the install goes on (here it finds no packages, offline)."""
+    import pip
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=60)
+    site = next((tmp_path / "venv" / "lib").glob("python3*/site-packages"))
+    (site / "pip").mkdir()
+    for name in ("__init__.py", "__main__.py"):  # the first files of pip's wheel
+        shutil.copy(Path(pip.__file__).parent / name, site / "pip" / name)
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "venv"))
+    assert run.returncode == 1
+    assert "No matching distribution found for pip==" in run.stderr and "Traceback" not in run.stderr
+    subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-m", "pip", "--version"], check=True, timeout=60,
+                   capture_output=True)
 
 
 @pytest.mark.parametrize("python", ["old", "python3.0-none"])
