@@ -53,13 +53,16 @@ setup_system() {
     check_python
     "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || missing+=("python$PYTHON_VERSION-venv")
   fi
-  [ ${#missing[@]} -eq 0 ] && return 0
+  [ ${#missing[@]} -eq 0 ] || install_debian "${missing[@]}"
+}
+# install_debian PACKAGE...: as root, installed; otherwise the line to run, and stop.
+install_debian() {
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
-    log "installing Debian packages: ${missing[*]}"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    log "installing Debian packages: $*"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
   else
-    log "missing Debian packages: ${missing[*]}"
-    log "install them with: sudo apt-get install ${missing[*]}   (then run ./run.sh again)"
+    log "missing Debian packages: $*"
+    log "install them with: sudo apt-get install $*   (then run ./run.sh again)"
     exit 1
   fi
 }
@@ -150,8 +153,13 @@ setup_python() {
     || { log "$VENV is an environment of Python $version, and sate needs 3.11 or newer: remove it and run" \
              "PYTHON=python3.11 ./run.sh (a Python 3.11 or newer), or set SATE_VENV to another place"; exit 1; }
   # A venv whose making was interrupted (Ctrl-C) has a Python but no pip, or half a pip (`import pip` passed, then a
-  # "No module named 'pip._internal.cli'" traceback): "No module named pip" on every run.
-  "$VENV/bin/python" -m pip --version >/dev/null 2>&1 || "$VENV/bin/python" -m ensurepip >/dev/null
+  # "No module named 'pip._internal.cli'" traceback): "No module named pip" on every run. One made by hand with a
+  # Debian Python without its venv package (`python3 -m venv` left it so) has no ensurepip to mend it: "No module
+  # named ensurepip", alone.
+  if ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+    "$VENV/bin/python" -c 'import ensurepip' 2>/dev/null || install_debian "python$version-venv"
+    "$VENV/bin/python" -m ensurepip >/dev/null
+  fi
   if [ "$installed" = "$deps_hash" ]; then
     if [ -n "$made" ] && [ "$(physical "$made")" != "$place" ]; then
       log "pointing $VENV (a copy of $made) at this checkout"

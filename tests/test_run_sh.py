@@ -330,6 +330,31 @@ def _fake_python(venv: Path, body: str) -> Path:
     return venv
 
 
+def _not_root(tmp_path: Path) -> str:
+    """A PATH on which `id -u` says 1000: run.sh as root would run apt-get install."""
+    (tmp_path / "shim").mkdir()
+    (tmp_path / "shim" / "id").write_text("#!/bin/sh\necho 1000\n")
+    (tmp_path / "shim" / "id").chmod(0o755)
+    return f"{tmp_path / 'shim'}:{os.environ['PATH']}"
+
+
+@needs_tts
+def test_an_environment_without_pip_whose_python_has_no_ensurepip_names_the_venv_package(tmp_path: Path) -> None:
+    """Twenty-ninth hostile pass (hand29i): `python3 -m venv .venv` by hand on Debian without python3.11-venv leaves an
+    environment with a Python and no pip, and its Python has no ensurepip to mend it: `./run.sh` stopped on
+    "No module named ensurepip" alone. The Debian package is named, as for an environment still to make."""
+    venv = _fake_python(tmp_path / "venv", 'case "$*" in\n'
+                        '  *ensurepip*) echo "$0: No module named ensurepip" >&2; exit 1 ;;\n'
+                        '  "-m pip"*) echo "$0: No module named pip" >&2; exit 1 ;;\n'
+                        '  *print*) echo 3.11 ;;\n'
+                        'esac\n')
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PATH=_not_root(tmp_path))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == ("[run.sh] missing Debian packages: python3.11-venv\n"
+                          "[run.sh] install them with: sudo apt-get install python3.11-venv   (then run ./run.sh "
+                          "again)\n")
+
+
 @needs_tts
 def test_an_environment_of_a_python_older_than_3_11_is_named_before_pip_runs(tmp_path: Path) -> None:
     """Twenty-ninth hostile pass (hand29i): an environment made by hand with Ubuntu 22.04's python3 (3.10) had its
