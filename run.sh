@@ -124,6 +124,23 @@ setup_python() {
           "it and run ./run.sh again (a fresh setup: minutes), or set SATE_VENV to another place"
       exit 1
     fi
+    # A folder of one's own (SATE_VENV=~ or ~/venvs, taken for where to put it) had the environment made among its
+    # files: its bin/activate or bin/python, if it had one, overwritten. What an interrupted making leaves is taken.
+    local entry others=()
+    for entry in "$VENV"/* "$VENV"/.[!.]* "$VENV"/..?*; do
+      [ -e "$entry" ] || [ -L "$entry" ] || continue
+      case ${entry##*/} in
+        .sate-lock | .sate-installed | include | lib | lib64) ;;
+        bin) [ -z "$(ls -A "$entry" 2>/dev/null)" ] || others+=(bin/...) ;;
+        *) others+=("${entry##*/}") ;;
+      esac
+    done
+    if [ ${#others[@]} -gt 0 ]; then
+      log "$VENV holds files of its own (${others[*]:0:3}), no environment's: set SATE_VENV to a new or empty folder" \
+          "(SATE_VENV=$VENV/sate ./run.sh)"
+      rm -f "$VENV/.sate-lock"
+      exit 1
+    fi
     log "creating the virtual environment $VENV"
     rm -f "$stamp"
     "$PYTHON" -m venv "$VENV"

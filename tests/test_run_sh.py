@@ -421,3 +421,29 @@ def test_test_paths_are_taken_from_where_run_sh_was_started(tmp_path: Path) -> N
                   ROOT / "tests", SATE_VENV=str(venv))
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"tests/{node}" in run.stdout
+
+
+@needs_tts
+def test_a_folder_of_one_s_own_files_is_not_made_an_environment(tmp_path: Path) -> None:
+    """Twenty-ninth hostile pass (hand29i): SATE_VENV naming a folder of one's own (`SATE_VENV=~`, taken for where to
+    put the environment) had the environment made among its files, its `bin/activate` overwritten by venv's. Refused,
+    nothing written there; the advised folder inside it is made, and so is one an interrupted making left."""
+    own = tmp_path / "home"
+    (own / "bin").mkdir(parents=True)
+    (own / "bin" / "activate").write_text("my own\n")
+    (own / "notes.txt").write_text("notes\n")
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(own), PYTHON=sys.executable)
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f"[run.sh] {own} holds files of its own (bin/... notes.txt), no environment's: set SATE_VENV "
+                          f"to a new or empty folder (SATE_VENV={own}/sate ./run.sh)\n")
+    assert sorted(p.name for p in own.rglob("*")) == ["activate", "bin", "notes.txt"]
+    assert (own / "bin" / "activate").read_text() == "my own\n"
+    for folder in ("bin", "include", "lib/python3/site-packages"):  # venv's first step, interrupted
+        (tmp_path / "left" / folder).mkdir(parents=True)
+    fake = tmp_path / "python3"  # makes no environment: says whether run.sh went on to make one
+    fake.write_text('#!/bin/sh\n[ "$1 $2" != "-m venv" ] || { echo made "$3"; exit 9; }\n'
+                    f'exec "{sys.executable}" "$@"\n')
+    fake.chmod(0o755)
+    for venv in (own / "sate", tmp_path / "left"):
+        run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=str(fake))
+        assert (run.returncode, run.stdout) == (9, f"made {venv}\n"), run.stderr
