@@ -230,20 +230,28 @@ case "${1:-demo}" in
     # Bytecode is written even where the environment says not to: without __pycache__ (git-ignores it) every
     # worker compiles the package and pytest rewrites every test module again, 5 s of each worker's collection.
     unset PYTHONDONTWRITEBYTECODE
-    # pytest runs from the root (its configuration, the test paths): a test file or folder named from where ./run.sh
-    # was started is made absolute from there, as the demo's paths are; `cd tests && ../run.sh test test_run_sh.py`
-    # said "file or directory not found: test_run_sh.py". Not the word after -k, -m, -p, -o or --deselect (an
-    # expression, a plugin, a setting, a test id from the root).
-    if [ "$CALLER_PHYSICAL" != "$ROOT" ]; then
-      local_args=() after=
-      for arg in "$@"; do
-        case $after in -k | -m | -p | -o | --deselect) ;; *)
-          [[ $arg == -* || $arg == /* || ! -e $CALLER_PHYSICAL/${arg%%::*} ]] || arg=$CALLER_PHYSICAL/$arg ;;
-        esac
-        local_args+=("$arg") after=$arg
-      done
-      set -- "${local_args[@]}"
-    fi
+    # Started in tests/ or a folder of it, pytest runs from there, as pytest itself would: it finds pyproject.toml
+    # above as its configuration, takes test paths (and --junitxml, --basetemp) from there, and with no path collects
+    # that folder; `cd tests && ../run.sh test test_run_sh.py` said "file or directory not found". A --deselect id is
+    # one from the root (pytest compares node ids): one that names a file or folder here is made one from the root.
+    # Started anywhere else, pytest runs from the root with the arguments as given: from sate/ Python would import
+    # sate/numbers.py for the standard library's `numbers` (a traceback in every xdist worker).
+    case $CALLER_PHYSICAL/ in
+      "$ROOT"/tests/*)
+        cd "$CALLER_PHYSICAL"
+        here=${CALLER_PHYSICAL#"$ROOT"/}/ local_args=() after=
+        for arg in "$@"; do
+          if [ "$after" = --deselect ]; then
+            [ ! -e "${arg%%::*}" ] || arg=$here$arg
+          elif [[ $arg == --deselect=* ]]; then
+            value=${arg#--deselect=}
+            [ ! -e "${value%%::*}" ] || arg=--deselect=$here$value
+          fi
+          local_args+=("$arg") after=$arg
+        done
+        set -- "${local_args[@]}"
+        ;;
+    esac
     exec python -m pytest -n 2 --dist loadscope "$@"
     ;;
   *)

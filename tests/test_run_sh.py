@@ -424,6 +424,26 @@ def test_test_paths_are_taken_from_where_run_sh_was_started(tmp_path: Path) -> N
 
 
 @needs_tts
+def test_pytest_runs_from_tests_where_run_sh_was_started_there(tmp_path: Path) -> None:
+    """fix29i: hand29i's rewriting of test paths also rewrote `-xk decode` (from tests/, where decode/ exists) into a
+    path, deselecting every test, and left a --deselect id from the caller's folder unmatched. pytest now runs from
+    tests/ when started there (no word rewritten but a --deselect id), and from the root with the words as given when
+    started outside the checkout."""
+    venv = _fake_venv(tmp_path / "venv")
+    gone = "decode/test_beam_search.py::test_the_encode_once_path_cuts_and_checks_the_padding_as_beam_search_does"
+    for deselect in (["--deselect", gone], [f"--deselect={gone}"]):
+        run = _run_sh(["test", "-n", "0", "--collect-only", "-xk", "decode", "decode/test_beam_search.py", *deselect],
+                      ROOT / "tests", SATE_VENV=str(venv))
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "tests/decode/test_beam_search.py::" in run.stdout
+        assert "deselected)" in run.stdout and f"tests/{gone}" not in run.stdout
+    node = "tests/test_run_sh.py::test_run_sh_started_with_sh_says_how_to_start_it"
+    run = _run_sh(["test", "-n", "0", "--collect-only", node], tmp_path, SATE_VENV=str(venv))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert node in run.stdout
+
+
+@needs_tts
 def test_a_folder_of_one_s_own_files_is_not_made_an_environment(tmp_path: Path) -> None:
     """Twenty-ninth hostile pass (hand29i): SATE_VENV naming a folder of one's own (`SATE_VENV=~`, taken for where to
     put the environment) had the environment made among its files, its `bin/activate` overwritten by venv's. Refused,
