@@ -125,12 +125,14 @@ setup_python() {
       exit 1
     fi
     # A folder of one's own (SATE_VENV=~ or ~/venvs, taken for where to put it) had the environment made among its
-    # files: its bin/activate or bin/python, if it had one, overwritten. What an interrupted making leaves is taken.
+    # files: its bin/activate or bin/python, if it had one, overwritten. What an interrupted making leaves is taken,
+    # Python 3.13's .gitignore among it, and so is a file system's lost+found (a volume of its own for it).
     local entry others=()
     for entry in "$VENV"/* "$VENV"/.[!.]* "$VENV"/..?*; do
       [ -e "$entry" ] || [ -L "$entry" ] || continue
       case ${entry##*/} in
-        .sate-lock | .sate-installed | include | lib | lib64) ;;
+        .sate-lock | .sate-installed | include | lib | lib64 | lost+found) ;;
+        .gitignore) [[ $(head -n 1 "$entry" 2>/dev/null) == "# Created by venv"* ]] || others+=(.gitignore) ;;
         bin) [ -z "$(ls -A "$entry" 2>/dev/null)" ] || others+=(bin/...) ;;
         *) others+=("${entry##*/}") ;;
       esac

@@ -467,3 +467,27 @@ def test_a_folder_of_one_s_own_files_is_not_made_an_environment(tmp_path: Path) 
     for venv in (own / "sate", tmp_path / "left"):
         run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=str(fake))
         assert (run.returncode, run.stdout) == (9, f"made {venv}\n"), run.stderr
+
+
+@needs_tts
+def test_what_a_file_system_or_python_3_13_s_venv_put_in_the_folder_is_no_file_of_one_s_own(tmp_path: Path) -> None:
+    """fix29i: a folder holding only a file system's `lost+found` (a volume of its own for the environment) or what
+    an interrupted making by Python 3.13 left (its `.gitignore`, written before pyvenv.cfg) was refused as holding
+    "files of its own". Both are made the environment; a `.gitignore` of one's own is still a file of one's own."""
+    (tmp_path / "vol" / "lost+found").mkdir(parents=True)
+    for folder in ("bin", "include", "lib/python3.13/site-packages"):
+        (tmp_path / "left13" / folder).mkdir(parents=True)
+    (tmp_path / "left13" / ".gitignore").write_text(
+        "# Created by venv; see https://docs.python.org/3/library/venv.html\n*\n")
+    fake = tmp_path / "python3"  # makes no environment: says whether run.sh went on to make one
+    fake.write_text('#!/bin/sh\n[ "$1 $2" != "-m venv" ] || { echo made "$3"; exit 9; }\n'
+                    f'exec "{sys.executable}" "$@"\n')
+    fake.chmod(0o755)
+    for venv in (tmp_path / "vol", tmp_path / "left13"):
+        run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=str(fake))
+        assert (run.returncode, run.stdout) == (9, f"made {venv}\n"), run.stderr
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / ".gitignore").write_text("*.pyc\n")
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "own"), PYTHON=str(fake))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert "holds files of its own (.gitignore)" in run.stderr
