@@ -393,19 +393,26 @@ def test_an_environment_with_half_a_pip_gets_pip(tmp_path: Path) -> None:
                    capture_output=True)
 
 
-@pytest.mark.parametrize("python", ["old", "python3.0-none"])
+@pytest.mark.parametrize("python", ["old", "shim", "python3.0-none"])
 def test_ci_with_a_python_older_than_3_11_says_so(tmp_path: Path, python: str) -> None:
     """Twenty-ninth hostile pass (hand29i): `.ci/run` on a machine whose python3 is older than 3.11 (Ubuntu 22.04, a
-    CI image) stopped on a "No module named 'tomllib'" traceback before run.sh could say what Python it needs."""
-    if python == "old":
-        python = str(tmp_path / "python3")
-        Path(python).write_text('#!/bin/sh\necho "Traceback (most recent call last):" >&2\n'
-                                'echo "ModuleNotFoundError: No module named \'tomllib\'" >&2\nexit 1\n')
+    CI image) stopped on a "No module named 'tomllib'" traceback before run.sh could say what Python it needs. fix29i:
+    one that does not run (missing, an inactive pyenv shim) was called "no Python 3.11 or newer"; it is named as one
+    that does not run, as run.sh does."""
+    old = python == "old"
+    if python in ("old", "shim"):
+        python = str(tmp_path / python)
+        Path(python).write_text(
+            '#!/bin/sh\ncase "$2" in *"version_info[:2]"*) echo 3.10; exit 0;; esac\n'
+            'echo "ModuleNotFoundError: No module named \'tomllib\'" >&2\nexit 1\n' if old else
+            '#!/bin/sh\necho "pyenv: python3.12: command not found" >&2\nexit 127\n')
         Path(python).chmod(0o755)
     run = subprocess.run([str(ROOT / ".ci" / "run")], capture_output=True, text=True, timeout=60, cwd=tmp_path,
                          env={**os.environ, **NO_PACKAGES, "PYTHON": python, "SATE_VENV": str(tmp_path / "venv")})
     assert (run.returncode, run.stdout) == (1, "")
-    assert run.stderr == (f".ci/run: PYTHON={python} is no Python 3.11 or newer: set PYTHON to one "
+    assert run.stderr == (f".ci/run: PYTHON={python} is Python 3.10, and CI needs 3.11 or newer: set PYTHON to one "
+                          "(PYTHON=python3.11 .ci/run)\n" if old else
+                          f".ci/run: PYTHON={python} does not run here: set PYTHON to a Python 3.11 or newer "
                           "(PYTHON=python3.11 .ci/run)\n")
     assert not (tmp_path / "venv").exists()
 
