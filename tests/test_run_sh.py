@@ -450,6 +450,19 @@ def test_pytest_runs_from_tests_where_run_sh_was_started_there(tmp_path: Path) -
     assert node in run.stdout
 
 
+def _assert_made(tmp_path: Path, *venvs: Path) -> Path:
+    """Asserts that run.sh goes on to make each of `venvs` the environment, with a python3 that makes none (it says
+    whether run.sh went on to make one); returns that python3."""
+    fake = tmp_path / "python3"
+    fake.write_text('#!/bin/sh\n[ "$1 $2" != "-m venv" ] || { echo made "$3"; exit 9; }\n'
+                    f'exec "{sys.executable}" "$@"\n')
+    fake.chmod(0o755)
+    for venv in venvs:
+        run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=str(fake))
+        assert (run.returncode, run.stdout) == (9, f"made {venv}\n"), run.stderr
+    return fake
+
+
 @needs_tts
 def test_a_folder_of_one_s_own_files_is_not_made_an_environment(tmp_path: Path) -> None:
     """Twenty-ninth hostile pass (hand29i): SATE_VENV naming a folder of one's own (`SATE_VENV=~`, taken for where to
@@ -467,13 +480,7 @@ def test_a_folder_of_one_s_own_files_is_not_made_an_environment(tmp_path: Path) 
     assert (own / "bin" / "activate").read_text() == "my own\n"
     for folder in ("bin", "include", "lib/python3/site-packages"):  # venv's first step, interrupted
         (tmp_path / "left" / folder).mkdir(parents=True)
-    fake = tmp_path / "python3"  # makes no environment: says whether run.sh went on to make one
-    fake.write_text('#!/bin/sh\n[ "$1 $2" != "-m venv" ] || { echo made "$3"; exit 9; }\n'
-                    f'exec "{sys.executable}" "$@"\n')
-    fake.chmod(0o755)
-    for venv in (own / "sate", tmp_path / "left"):
-        run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=str(fake))
-        assert (run.returncode, run.stdout) == (9, f"made {venv}\n"), run.stderr
+    _assert_made(tmp_path, own / "sate", tmp_path / "left")
 
 
 @needs_tts
@@ -486,13 +493,7 @@ def test_what_a_file_system_or_python_3_13_s_venv_put_in_the_folder_is_no_file_o
         (tmp_path / "left13" / folder).mkdir(parents=True)
     (tmp_path / "left13" / ".gitignore").write_text(
         "# Created by venv; see https://docs.python.org/3/library/venv.html\n*\n")
-    fake = tmp_path / "python3"  # makes no environment: says whether run.sh went on to make one
-    fake.write_text('#!/bin/sh\n[ "$1 $2" != "-m venv" ] || { echo made "$3"; exit 9; }\n'
-                    f'exec "{sys.executable}" "$@"\n')
-    fake.chmod(0o755)
-    for venv in (tmp_path / "vol", tmp_path / "left13"):
-        run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=str(fake))
-        assert (run.returncode, run.stdout) == (9, f"made {venv}\n"), run.stderr
+    fake = _assert_made(tmp_path, tmp_path / "vol", tmp_path / "left13")
     (tmp_path / "own").mkdir()
     (tmp_path / "own" / ".gitignore").write_text("*.pyc\n")
     run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "own"), PYTHON=str(fake))
