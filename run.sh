@@ -11,6 +11,7 @@
 [ -n "${BASH_VERSION:-}" ] || { echo "$0: a bash script: run it as ./run.sh (or bash $0), not with sh" >&2; exit 1; }
 set -euo pipefail
 CALLER=$PWD
+CALLER_PHYSICAL=$(pwd -P 2>/dev/null) || CALLER_PHYSICAL=$CALLER
 # The repository root, also where $0 is a symbolic link to this file (`ln -s ~/sate/run.sh ~/bin/sate-demo`): the
 # link's own folder was taken for the root, and `--help` printed "recipes/synth/run.sh: No such file or directory".
 cd "$(dirname "$(readlink -f "$0")")"
@@ -52,13 +53,16 @@ setup_system() {
     check_python
     "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || missing+=("python$PYTHON_VERSION-venv")
   fi
-  [ ${#missing[@]} -eq 0 ] && return 0
+  [ ${#missing[@]} -eq 0 ] || install_debian "${missing[@]}"
+}
+# install_debian PACKAGE...: as root, installed; otherwise the line to run, and stop.
+install_debian() {
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
-    log "installing Debian packages: ${missing[*]}"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    log "installing Debian packages: $*"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
   else
-    log "missing Debian packages: ${missing[*]}"
-    log "install them with: sudo apt-get install ${missing[*]}   (then run ./run.sh again)"
+    log "missing Debian packages: $*"
+    log "install them with: sudo apt-get install $*   (then run ./run.sh again)"
     exit 1
   fi
 }
@@ -98,7 +102,7 @@ lock_venv() {
 }
 
 setup_python() {
-  local made place installed
+  local made place installed version
   deps_hash=$(sha1sum pyproject.toml | cut -c1-40)
   stamp="$VENV/.sate-installed"
   stamp_current && return 0
@@ -118,6 +122,25 @@ setup_python() {
     if [ -e "$VENV/pyvenv.cfg" ]; then
       log "$VENV is an environment whose Python ($(readlink "$VENV/bin/python" || echo bin/python)) is gone: remove" \
           "it and run ./run.sh again (a fresh setup: minutes), or set SATE_VENV to another place"
+      exit 1
+    fi
+    # A folder of one's own (SATE_VENV=~ or ~/venvs, taken for where to put it) had the environment made among its
+    # files: its bin/activate or bin/python, if it had one, overwritten. What an interrupted making leaves is taken,
+    # Python 3.13's .gitignore among it, and so is a file system's lost+found (a volume of its own for it).
+    local entry others=()
+    for entry in "$VENV"/* "$VENV"/.[!.]* "$VENV"/..?*; do
+      [ -e "$entry" ] || [ -L "$entry" ] || continue
+      case ${entry##*/} in
+        .sate-lock | .sate-installed | include | lib | lib64 | lost+found) ;;
+        .gitignore) [[ $(head -n 1 "$entry" 2>/dev/null) == "# Created by venv"* ]] || others+=(.gitignore) ;;
+        bin) [ -z "$(ls -A "$entry" 2>/dev/null)" ] || others+=(bin/...) ;;
+        *) others+=("${entry##*/}") ;;
+      esac
+    done
+    if [ ${#others[@]} -gt 0 ]; then
+      log "$VENV holds files of its own (${others[*]:0:3}), no environment's: set SATE_VENV to a new or empty folder" \
+          "(SATE_VENV=$VENV/sate ./run.sh)"
+      rm -f "$VENV/.sate-lock"
       exit 1
     fi
     log "creating the virtual environment $VENV"
@@ -140,8 +163,22 @@ setup_python() {
     log "cannot write $VENV to point it at this checkout: it is used as it is; its owner runs ./run.sh once to do it"
     return 0
   fi
-  # A venv whose making was interrupted (Ctrl-C) has a Python but no pip: "No module named pip" on every run.
-  "$VENV/bin/python" -c 'import pip' 2>/dev/null || "$VENV/bin/python" -m ensurepip >/dev/null
+  # One made by hand before (`python3 -m venv .venv`, Ubuntu 22.04's python3 is 3.10) had its pip replaced, and then
+  # pip refused "Package 'sate' requires a different Python: 3.10.12 not in '>=3.11'", saying nothing of what to do.
+  version=$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
+    || { log "$VENV/bin/python does not run: remove $VENV and run ./run.sh again (a fresh setup: minutes), or set" \
+             "SATE_VENV to another place"; exit 1; }
+  "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || { log "$VENV is an environment of Python $version, and sate needs 3.11 or newer: remove it and run" \
+             "PYTHON=python3.11 ./run.sh (a Python 3.11 or newer), or set SATE_VENV to another place"; exit 1; }
+  # A venv whose making was interrupted (Ctrl-C) has a Python but no pip, or half a pip (`import pip` passed, then a
+  # "No module named 'pip._internal.cli'" traceback): "No module named pip" on every run. One made by hand with a
+  # Debian Python without its venv package (`python3 -m venv` left it so) has no ensurepip to mend it: "No module
+  # named ensurepip", alone.
+  if ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+    "$VENV/bin/python" -c 'import ensurepip' 2>/dev/null || install_debian "python$version-venv"
+    "$VENV/bin/python" -m ensurepip >/dev/null
+  fi
   if [ "$installed" = "$deps_hash" ]; then
     if [ -n "$made" ] && [ "$(physical "$made")" != "$place" ]; then
       log "pointing $VENV (a copy of $made) at this checkout"
@@ -195,6 +232,28 @@ case "${1:-demo}" in
     # Bytecode is written even where the environment says not to: without __pycache__ (git-ignores it) every
     # worker compiles the package and pytest rewrites every test module again, 5 s of each worker's collection.
     unset PYTHONDONTWRITEBYTECODE
+    # Started in tests/ or a folder of it, pytest runs from there, as pytest itself would: it finds pyproject.toml
+    # above as its configuration, takes test paths (and --junitxml, --basetemp) from there, and with no path collects
+    # that folder; `cd tests && ../run.sh test test_run_sh.py` said "file or directory not found". A --deselect id is
+    # one from the root (pytest compares node ids): one that names a file or folder here is made one from the root.
+    # Started anywhere else, pytest runs from the root with the arguments as given: from sate/ Python would import
+    # sate/numbers.py for the standard library's `numbers` (a traceback in every xdist worker).
+    case $CALLER_PHYSICAL/ in
+      "$ROOT"/tests/*)
+        cd "$CALLER_PHYSICAL"
+        here=${CALLER_PHYSICAL#"$ROOT"/}/ local_args=() after=
+        for arg in "$@"; do
+          if [ "$after" = --deselect ]; then
+            [ ! -e "${arg%%::*}" ] || arg=$here$arg
+          elif [[ $arg == --deselect=* ]]; then
+            value=${arg#--deselect=}
+            [ ! -e "${value%%::*}" ] || arg=--deselect=$here$value
+          fi
+          local_args+=("$arg") after=$arg
+        done
+        set -- "${local_args[@]}"
+        ;;
+    esac
     exec python -m pytest -n 2 --dist loadscope "$@"
     ;;
   *)

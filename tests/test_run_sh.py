@@ -62,7 +62,8 @@ def _fake_venv(venv: Path, made_at: Path | str | None = None, stamp: str | None 
     (venv / "bin").mkdir(parents=True)
     # This environment's python (a link to it would not see its site-packages); `ruff check` passes at once.
     (venv / "bin" / "python").write_text(
-        '#!/bin/sh\nif [ "$1 $2" = "-m pip" ]; then echo "$@" >> "$(dirname "$0")/../pip.log"; exit 0; fi\n'
+        '#!/bin/sh\n[ "$1 $2 $3" != "-m pip --version" ] || exit 0\n'
+        'if [ "$1 $2" = "-m pip" ]; then echo "$@" >> "$(dirname "$0")/../pip.log"; exit 0; fi\n'
         f'exec "{sys.executable}" "$@"\n')
     (venv / "bin" / "ruff").write_text("#!/bin/sh\n")
     for name in ("python", "ruff"):
@@ -318,3 +319,183 @@ def test_a_relative_python_is_taken_from_where_run_sh_was_started(tmp_path: Path
     run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "venv"), PYTHON="py/python3")
     assert run.returncode == 1
     assert f"creating the virtual environment {tmp_path}/venv" in run.stderr and "does not run" not in run.stderr
+
+
+def _fake_python(venv: Path, body: str) -> Path:
+    """An environment whose bin/python is the shell script `body`, not yet set up (no stamp)."""
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\n" + body)
+    (venv / "bin" / "python").chmod(0o755)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    return venv
+
+
+def _not_root(tmp_path: Path) -> str:
+    """A PATH on which `id -u` says 1000: run.sh as root would run apt-get install."""
+    (tmp_path / "shim").mkdir()
+    (tmp_path / "shim" / "id").write_text("#!/bin/sh\necho 1000\n")
+    (tmp_path / "shim" / "id").chmod(0o755)
+    return f"{tmp_path / 'shim'}:{os.environ['PATH']}"
+
+
+@needs_tts
+def test_an_environment_without_pip_whose_python_has_no_ensurepip_names_the_venv_package(tmp_path: Path) -> None:
+    """Twenty-ninth hostile pass (hand29i): `python3 -m venv .venv` by hand on Debian without python3.11-venv leaves an
+    environment with a Python and no pip, and its Python has no ensurepip to mend it: `./run.sh` stopped on
+    "No module named ensurepip" alone. The Debian package is named, as for an environment still to make."""
+    venv = _fake_python(tmp_path / "venv", 'case "$*" in\n'
+                        '  *ensurepip*) echo "$0: No module named ensurepip" >&2; exit 1 ;;\n'
+                        '  "-m pip"*) echo "$0: No module named pip" >&2; exit 1 ;;\n'
+                        '  *print*) echo 3.11 ;;\n'
+                        'esac\n')
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PATH=_not_root(tmp_path))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == ("[run.sh] missing Debian packages: python3.11-venv\n"
+                          "[run.sh] install them with: sudo apt-get install python3.11-venv   (then run ./run.sh "
+                          "again)\n")
+
+
+@needs_tts
+def test_an_environment_of_a_python_older_than_3_11_is_named_before_pip_runs(tmp_path: Path) -> None:
+    """Twenty-ninth hostile pass (hand29i): an environment made by hand with Ubuntu 22.04's python3 (3.10) had its
+    pip replaced by pip 24.2, then pip refused "Package 'sate' requires a different Python: 3.10.12 not in '>=3.11'",
+    saying nothing of what to do. Named, before pip runs, with what to do."""
+    venv = _fake_python(tmp_path / "venv", 'case "$*" in\n'
+                        '  *print*) echo 3.10 ;;\n'
+                        '  *sys.exit*) exit 1 ;;\n'
+                        '  *) echo "$@" >> "$(dirname "$0")/../pip.log" ;;\n'
+                        'esac\n')
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f"[run.sh] {venv} is an environment of Python 3.10, and sate needs 3.11 or newer: remove it "
+                          "and run PYTHON=python3.11 ./run.sh (a Python 3.11 or newer), or set SATE_VENV to another "
+                          "place\n")
+    assert not (venv / "pip.log").exists()
+
+
+@pytest.mark.slow  # 3-4 s: a Python started to make or mend an environment
+@needs_tts
+def test_an_environment_with_half_a_pip_gets_pip(tmp_path: Path) -> None:
+    """Twenty-ninth hostile pass (hand29i): Ctrl-C while venv's ensurepip unpacked pip leaves half of it: `import
+    pip` passed, so it was not mended, and every run stopped on a "No module named 'pip._internal.cli'" traceback.
+    It gets pip, then the install goes on (here it finds no packages, offline)."""
+    import pip
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=60)
+    site = next((tmp_path / "venv" / "lib").glob("python3*/site-packages"))
+    (site / "pip").mkdir()
+    for name in ("__init__.py", "__main__.py"):  # the first files of pip's wheel
+        shutil.copy(Path(pip.__file__).parent / name, site / "pip" / name)
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "venv"))
+    assert run.returncode == 1
+    assert "No matching distribution found for pip==" in run.stderr and "Traceback" not in run.stderr
+    subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-m", "pip", "--version"], check=True, timeout=60,
+                   capture_output=True)
+
+
+@pytest.mark.parametrize("python", ["old", "shim", "python3.0-none"])
+def test_ci_with_a_python_older_than_3_11_says_so(tmp_path: Path, python: str) -> None:
+    """Twenty-ninth hostile pass (hand29i): `.ci/run` on a machine whose python3 is older than 3.11 (Ubuntu 22.04, a
+    CI image) stopped on a "No module named 'tomllib'" traceback before run.sh could say what Python it needs. fix29i:
+    one that does not run (missing, an inactive pyenv shim) was called "no Python 3.11 or newer"; it is named as one
+    that does not run, as run.sh does."""
+    old = python == "old"
+    if python in ("old", "shim"):
+        python = str(tmp_path / python)
+        Path(python).write_text(
+            '#!/bin/sh\ncase "$2" in *"version_info[:2]"*) echo 3.10; exit 0;; esac\n'
+            'echo "ModuleNotFoundError: No module named \'tomllib\'" >&2\nexit 1\n' if old else
+            '#!/bin/sh\necho "pyenv: python3.12: command not found" >&2\nexit 127\n')
+        Path(python).chmod(0o755)
+    run = subprocess.run([str(ROOT / ".ci" / "run")], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                         env={**os.environ, **NO_PACKAGES, "PYTHON": python, "SATE_VENV": str(tmp_path / "venv")})
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f".ci/run: PYTHON={python} is Python 3.10, and CI needs 3.11 or newer: set PYTHON to one "
+                          "(PYTHON=python3.11 .ci/run)\n" if old else
+                          f".ci/run: PYTHON={python} does not run here: set PYTHON to a Python 3.11 or newer "
+                          "(PYTHON=python3.11 .ci/run)\n")
+    assert not (tmp_path / "venv").exists()
+
+
+@needs_tts
+def test_test_paths_are_taken_from_where_run_sh_was_started(tmp_path: Path) -> None:
+    """Twenty-ninth hostile pass (hand29i): `cd tests && ../run.sh test test_run_sh.py` said "file or directory not
+    found: test_run_sh.py": pytest runs from the root. A path is taken from where run.sh was started, as the demo's
+    are; the word after -k (here `decode`, a folder there too) is an expression, and stays one."""
+    venv = _fake_venv(tmp_path / "venv")
+    node = "test_run_sh.py::test_run_sh_started_with_sh_says_how_to_start_it"
+    run = _run_sh(["test", "-n", "0", "--collect-only", "-m", "not slow", node, "-k", "decode or started"],
+                  ROOT / "tests", SATE_VENV=str(venv))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"tests/{node}" in run.stdout
+
+
+@needs_tts
+def test_pytest_runs_from_tests_where_run_sh_was_started_there(tmp_path: Path) -> None:
+    """fix29i: hand29i's rewriting of test paths also rewrote `-xk decode` (from tests/, where decode/ exists) into a
+    path, deselecting every test, and left a --deselect id from the caller's folder unmatched. pytest now runs from
+    tests/ when started there (no word rewritten but a --deselect id), and from the root with the words as given when
+    started outside the checkout."""
+    venv = _fake_venv(tmp_path / "venv")
+    gone = "decode/test_beam_search.py::test_the_encode_once_path_cuts_and_checks_the_padding_as_beam_search_does"
+    for deselect in (["--deselect", gone], [f"--deselect={gone}"]):
+        run = _run_sh(["test", "-n", "0", "--collect-only", "-xk", "decode", "decode/test_beam_search.py", *deselect],
+                      ROOT / "tests", SATE_VENV=str(venv))
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "tests/decode/test_beam_search.py::" in run.stdout
+        assert "deselected)" in run.stdout and f"tests/{gone}" not in run.stdout
+    node = "tests/test_run_sh.py::test_run_sh_started_with_sh_says_how_to_start_it"
+    run = _run_sh(["test", "-n", "0", "--collect-only", node], tmp_path, SATE_VENV=str(venv))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert node in run.stdout
+
+
+def _assert_made(tmp_path: Path, *venvs: Path) -> Path:
+    """Asserts that run.sh goes on to make each of `venvs` the environment, with a python3 that makes none (it says
+    whether run.sh went on to make one); returns that python3."""
+    fake = tmp_path / "python3"
+    fake.write_text('#!/bin/sh\n[ "$1 $2" != "-m venv" ] || { echo made "$3"; exit 9; }\n'
+                    f'exec "{sys.executable}" "$@"\n')
+    fake.chmod(0o755)
+    for venv in venvs:
+        run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=str(fake))
+        assert (run.returncode, run.stdout) == (9, f"made {venv}\n"), run.stderr
+    return fake
+
+
+@needs_tts
+def test_a_folder_of_one_s_own_files_is_not_made_an_environment(tmp_path: Path) -> None:
+    """Twenty-ninth hostile pass (hand29i): SATE_VENV naming a folder of one's own (`SATE_VENV=~`, taken for where to
+    put the environment) had the environment made among its files, its `bin/activate` overwritten by venv's. Refused,
+    nothing written there; the advised folder inside it is made, and so is one an interrupted making left."""
+    own = tmp_path / "home"
+    (own / "bin").mkdir(parents=True)
+    (own / "bin" / "activate").write_text("my own\n")
+    (own / "notes.txt").write_text("notes\n")
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(own), PYTHON=sys.executable)
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f"[run.sh] {own} holds files of its own (bin/... notes.txt), no environment's: set SATE_VENV "
+                          f"to a new or empty folder (SATE_VENV={own}/sate ./run.sh)\n")
+    assert sorted(p.name for p in own.rglob("*")) == ["activate", "bin", "notes.txt"]
+    assert (own / "bin" / "activate").read_text() == "my own\n"
+    for folder in ("bin", "include", "lib/python3/site-packages"):  # venv's first step, interrupted
+        (tmp_path / "left" / folder).mkdir(parents=True)
+    _assert_made(tmp_path, own / "sate", tmp_path / "left")
+
+
+@needs_tts
+def test_what_a_file_system_or_python_3_13_s_venv_put_in_the_folder_is_no_file_of_one_s_own(tmp_path: Path) -> None:
+    """fix29i: a folder holding only a file system's `lost+found` (a volume of its own for the environment) or what
+    an interrupted making by Python 3.13 left (its `.gitignore`, written before pyvenv.cfg) was refused as holding
+    "files of its own". Both are made the environment; a `.gitignore` of one's own is still a file of one's own."""
+    (tmp_path / "vol" / "lost+found").mkdir(parents=True)
+    for folder in ("bin", "include", "lib/python3.13/site-packages"):
+        (tmp_path / "left13" / folder).mkdir(parents=True)
+    (tmp_path / "left13" / ".gitignore").write_text(
+        "# Created by venv; see https://docs.python.org/3/library/venv.html\n*\n")
+    fake = _assert_made(tmp_path, tmp_path / "vol", tmp_path / "left13")
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / ".gitignore").write_text("*.pyc\n")
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "own"), PYTHON=str(fake))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert "holds files of its own (.gitignore)" in run.stderr
