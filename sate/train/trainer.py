@@ -253,8 +253,9 @@ def apply_init_from(config: TrainingConfig, sources: dict[str, str]) -> Training
 
 
 def is_primary_process() -> bool:
-    """Whether this process is global rank 0 (or the only one), judged before Lightning sets ranks up."""
-    return all(os.environ.get(name, "0") in ("", "0") for name in RANK_VARIABLES)
+    """Whether this process is global rank 0 (or the only one), judged before Lightning sets ranks up. A rank is
+    read as Lightning reads it (int()): RANK=' 0' or '00' is rank 0, whose run took no lock (29th hostile pass)."""
+    return not any(_launch_number(name) for name in RANK_VARIABLES)
 
 
 def choose_precision(setting: str, accelerator: str) -> str:
@@ -385,6 +386,17 @@ def check_launch(devices: int, num_nodes: int) -> None:
     given = f"--devices {devices} x --num-nodes {num_nodes}"
     advice = ("give --devices the processes per machine and --num-nodes the machines the launcher starts "
               "(docs/training.md), or unset the variable if no launcher started this process")
+    for name in (*RANK_VARIABLES, "JSM_NAMESPACE_RANK"):
+        value = os.environ.get(name)
+        # Lightning reads RANK, LOCAL_RANK, SLURM_PROCID and JSM_NAMESPACE_RANK with int() when it is imported:
+        # 'abc' (or an empty RANK=) was a ValueError traceback, and LOCAL_RANK=-1 (transformers' "not distributed")
+        # an AssertionError traceback once the log folders were made, the fresh experiment left; NODE_RANK=abc
+        # made a run take no lock. An empty NODE_RANK or GROUP_RANK (`export NODE_RANK=`) trains as rank 0
+        # (29th hostile pass)
+        if value is not None and not value.strip().isdigit() and (value.strip() or name not in ("NODE_RANK",
+                                                                                                "GROUP_RANK")):
+            raise SateError(f"{name}={one_line(repr(value))} is not a rank (a whole number from 0, all that "
+                            f"torchrun, SLURM or Lightning sets): unset it (unset {name}) to train in one process")
     size = _launch_number("WORLD_SIZE")
     # Only torchrun's WORLD_SIZE is the launch's (Lightning's own rule, TorchElasticEnvironment.detect); one left
     # alone in the shell Lightning ignores or overwrites, and trained right
@@ -414,9 +426,20 @@ def check_launch(devices: int, num_nodes: int) -> None:
                             f"{given}: in a SLURM job each process is a task that srun starts; submit it with "
                             "--ntasks-per-node D and start it with srun (srun sate train --devices D --num-nodes N; "
                             "docs/training.md)")
+    # One process outside a launch Lightning takes (a SLURM job named bash or interactive, a SLURM_PROCID left in
+    # the shell, LSF's JSM_NAMESPACE_RANK): Lightning's one-process run never resets the rank it read at import, so
+    # it wrote no logs, and sate took no lock (29th hostile pass)
+    alone = world == 1 and not _slurm_launches() and "TORCHELASTIC_RUN_ID" not in os.environ
     for name, most in (("RANK", world), ("LOCAL_RANK", devices), ("NODE_RANK", num_nodes), ("GROUP_RANK", num_nodes),
-                       *((("SLURM_PROCID", world),) if _slurm_launches() else ())):
+                       ("JSM_NAMESPACE_RANK", world),
+                       *((("SLURM_PROCID", world),) if _slurm_launches() or alone else ())):
         rank = _launch_number(name)
+        if name == "SLURM_PROCID" and alone and rank:
+            raise SateError(f"SLURM_PROCID={rank} is task {rank} of a SLURM step that Lightning does not take for a "
+                            "launch (the job is named bash or interactive, or SLURM_NTASKS is unset), so each task "
+                            "would train a run of its own into one experiment: start one task (no srun, or srun "
+                            "--ntasks 1) and give --devices the processes, or unset SLURM_PROCID if srun did not "
+                            "start this process")
         if rank is not None and rank >= most:
             raise SateError(f"{name}={rank} is no rank of {given} (from 0 to {most - 1}): {advice}")
 

@@ -712,7 +712,8 @@ def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.Monke
 
 
 LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK", "SLURM_NTASKS",
-                    "SLURM_NTASKS_PER_NODE", "SLURM_NNODES", "SLURM_PROCID", "SLURM_JOB_NAME", "TORCHELASTIC_RUN_ID")
+                    "SLURM_NTASKS_PER_NODE", "SLURM_NNODES", "SLURM_PROCID", "SLURM_JOB_NAME", "TORCHELASTIC_RUN_ID",
+                    "JSM_NAMESPACE_RANK")
 
 
 @pytest.mark.parametrize(("env", "devices", "nodes", "says"), [
@@ -740,6 +741,19 @@ LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK
     ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "zsh"}, 2, 1,
      r"^SLURM_NTASKS=1 \(this SLURM job's tasks\) is fewer than the 2 process\(es\) of --devices 2 x --num-nodes "
      r"1: .* start it with srun"),
+    # not a whole number: Lightning's int() at import was a ValueError traceback (LOCAL_RANK=-1, transformers'
+    # "not distributed", an AssertionError traceback, the fresh experiment left) (29th hostile pass)
+    ({"RANK": "abc"}, 1, 1, r"^RANK='abc' is not a rank \(a whole number from 0, .*\): unset it \(unset RANK\) "),
+    ({"LOCAL_RANK": "-1"}, 1, 1, r"^LOCAL_RANK='-1' is not a rank"),
+    ({"RANK": ""}, 1, 1, r"^RANK='' is not a rank"),
+    ({"NODE_RANK": "abc"}, 1, 1, r"^NODE_RANK='abc' is not a rank"),  # trained without the lock
+    ({"SLURM_PROCID": "x1", "SLURM_NTASKS": "2", "SLURM_JOB_NAME": "train"}, 2, 1, r"^SLURM_PROCID='x1' is not a "),
+    # task 3 of `srun -n 4 sate train` in a job named interactive (or a SLURM_PROCID left in the shell): each task
+    # trained a run of its own into the experiment, those past task 0 without the lock and without logs
+    ({"SLURM_NTASKS": "4", "SLURM_PROCID": "3", "SLURM_JOB_NAME": "interactive"}, 1, 1,
+     r"^SLURM_PROCID=3 is task 3 of a SLURM step that Lightning does not take for a launch .* start one task"),
+    ({"SLURM_PROCID": "1"}, 1, 1, r"^SLURM_PROCID=1 is task 1 of a SLURM step"),
+    ({"JSM_NAMESPACE_RANK": "2"}, 1, 1, r"^JSM_NAMESPACE_RANK=2 is no rank of --devices 1 x --num-nodes 1"),
 ])
 def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
                                                       devices: int, nodes: int, says: str) -> None:
@@ -770,6 +784,11 @@ def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.Monke
       "SLURM_JOB_NAME": "st"}, 8, 2),  # srun's rank 3 of 2 nodes x 8
     ({"WORLD_SIZE": "1"}, 2, 1), ({"WORLD_SIZE": "3"}, 1, 1),  # left alone in the shell: Lightning overwrites it
     ({"WORLD_SIZE": "2", "RANK": "0"}, 1, 1),  # no torchrun: the one-process strategy reads neither
+    ({"RANK": " 0", "LOCAL_RANK": "0", "SLURM_PROCID": "0", "JSM_NAMESPACE_RANK": "0"}, 1, 1),
+    ({"NODE_RANK": "", "GROUP_RANK": ""}, 1, 1),  # `export NODE_RANK=`: read as rank 0, by Lightning too
+    # torchrun started by `srun --ntasks-per-node 1` on the second of two machines: SLURM_PROCID is its node's task
+    ({"SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "1", "SLURM_PROCID": "1", "SLURM_JOB_NAME": "st",
+      "TORCHELASTIC_RUN_ID": "x", "WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "0", "GROUP_RANK": "1"}, 1, 2),
 ])
 def test_a_launch_the_run_is_part_of_is_taken(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], devices: int,
                                               nodes: int) -> None:
@@ -791,6 +810,11 @@ def test_a_refused_launch_leaves_no_experiment(tmp_path: Path, make_config: Make
     config = make_config(tmp_path, "mt", prepared_data)
     assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--accelerator", "cpu"]) == 2
     assert capsys.readouterr().err.startswith("sate train: error: RANK=1 is no rank of --devices 1 x --num-nodes 1")
+    assert not (tmp_path / "exp").exists()
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("LOCAL_RANK", "-1")  # transformers' "not distributed": Lightning's AssertionError, exp left
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--accelerator", "cpu"]) == 2
+    assert capsys.readouterr().err.startswith("sate train: error: LOCAL_RANK='-1' is not a rank")
     assert not (tmp_path / "exp").exists()
 
 
@@ -1149,3 +1173,15 @@ def test_a_decoder_embedding_over_two_vocabularies_is_refused_naming_the_file_an
     assert not (tmp_path / "exp").exists()
     # the advice's other way, followed, is taken
     assert checked_config(config, ["model.adaptor.embedding=source"], []).model["adaptor"]["embedding"] == "source"
+
+
+@pytest.mark.parametrize(("value", "primary"), [(" 0", True), ("00", True), ("", True), ("1", False), (" 2", False)])
+def test_rank_zero_is_read_as_lightning_reads_it(monkeypatch: pytest.MonkeyPatch, value: str, primary: bool) -> None:
+    """RANK=' 0' or '00' is Lightning's rank 0 (int()), which wrote the logs, but sate took it for another rank and
+    the run took no lock (29th hostile pass)."""
+    from sate.train.trainer import RANK_VARIABLES, is_primary_process
+
+    for name in RANK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RANK", value)
+    assert is_primary_process() is primary
