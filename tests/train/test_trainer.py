@@ -1185,3 +1185,20 @@ def test_rank_zero_is_read_as_lightning_reads_it(monkeypatch: pytest.MonkeyPatch
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("RANK", value)
     assert is_primary_process() is primary
+
+
+def test_an_update_larger_than_the_epoch_is_said(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """batch.global above what the train split holds: Lightning steps at each epoch's end, so each update was the
+    whole split, while the batch line said "= 100000 frames per update", without a word (29th hostile pass)."""
+    config = make_config(tmp_path, "asr", prepared_data, batch={"per_device": 1000, "global": 100000},
+                         trainer={"max_steps": 1})
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--accelerator", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "x 100 accumulation = 100000 frames per update" in out
+    assert "note: the train split makes " in out and (" batch(es) an epoch per process, " in out)
+    assert "fewer than the 100 that batch.global asks one update to accumulate: each update is one epoch, not " \
+           "100,000 frames; lower batch.global" in out
+    config = make_config(tmp_path, "asr", prepared_data, trainer={"max_steps": 1})  # one batch, one update: no note
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp2"), "--accelerator", "cpu"]) == 0
+    assert "note: the train split makes" not in capsys.readouterr().out
