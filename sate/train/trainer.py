@@ -397,6 +397,13 @@ def check_launch(devices: int, num_nodes: int) -> None:
                                                                                                 "GROUP_RANK")):
             raise SateError(f"{name}={one_line(repr(value))} is not a rank (a whole number from 0, all that "
                             f"torchrun, SLURM or Lightning sets): unset it (unset {name}) to train in one process")
+    port = os.environ.get("MASTER_PORT")
+    # read by the rendezvous of a run of several processes alone: 'abc' was Lightning's ValueError traceback, 70000
+    # torch's, once the fresh experiment was made and left (29th hostile pass)
+    if world > 1 and port is not None and not (port.strip().isdigit() and 1 <= int(port) <= 65535):
+        raise SateError(f"MASTER_PORT={one_line(repr(port))} is not a TCP port (1 to 65535), where the processes of "
+                        f"{given} meet: give a free one, the same on every machine of the run, or, when training on "
+                        "one machine, unset it (a free port is then chosen)")
     size = _launch_number("WORLD_SIZE")
     # Only torchrun's WORLD_SIZE is the launch's (Lightning's own rule, TorchElasticEnvironment.detect); one left
     # alone in the shell Lightning ignores or overwrites, and trained right

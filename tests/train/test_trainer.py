@@ -713,7 +713,7 @@ def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.Monke
 
 LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK", "SLURM_NTASKS",
                     "SLURM_NTASKS_PER_NODE", "SLURM_NNODES", "SLURM_PROCID", "SLURM_JOB_NAME", "TORCHELASTIC_RUN_ID",
-                    "JSM_NAMESPACE_RANK")
+                    "JSM_NAMESPACE_RANK", "MASTER_PORT")
 
 
 @pytest.mark.parametrize(("env", "devices", "nodes", "says"), [
@@ -754,6 +754,11 @@ LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK
      r"^SLURM_PROCID=3 is task 3 of a SLURM step that Lightning does not take for a launch .* start one task"),
     ({"SLURM_PROCID": "1"}, 1, 1, r"^SLURM_PROCID=1 is task 1 of a SLURM step"),
     ({"JSM_NAMESPACE_RANK": "2"}, 1, 1, r"^JSM_NAMESPACE_RANK=2 is no rank of --devices 1 x --num-nodes 1"),
+    # MASTER_PORT not a port: Lightning's or torch's ValueError traceback, the fresh experiment left
+    ({"MASTER_PORT": "abc"}, 2, 1, r"^MASTER_PORT='abc' is not a TCP port \(1 to 65535\), where the processes of "
+                                   r"--devices 2 x --num-nodes 1 meet: give a free one"),
+    ({"MASTER_PORT": "70000"}, 2, 1, r"^MASTER_PORT='70000' is not a TCP port"),
+    ({"MASTER_PORT": "0", "WORLD_SIZE": "2", "TORCHELASTIC_RUN_ID": "x"}, 1, 2, r"^MASTER_PORT='0' is not a TCP "),
 ])
 def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
                                                       devices: int, nodes: int, says: str) -> None:
@@ -786,6 +791,7 @@ def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.Monke
     ({"WORLD_SIZE": "2", "RANK": "0"}, 1, 1),  # no torchrun: the one-process strategy reads neither
     ({"RANK": " 0", "LOCAL_RANK": "0", "SLURM_PROCID": "0", "JSM_NAMESPACE_RANK": "0"}, 1, 1),
     ({"NODE_RANK": "", "GROUP_RANK": ""}, 1, 1),  # `export NODE_RANK=`: read as rank 0, by Lightning too
+    ({"MASTER_PORT": "abc"}, 1, 1), ({"MASTER_PORT": " 29500"}, 2, 1),  # one process reads no MASTER_PORT
     # torchrun started by `srun --ntasks-per-node 1` on the second of two machines: SLURM_PROCID is its node's task
     ({"SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "1", "SLURM_PROCID": "1", "SLURM_JOB_NAME": "st",
       "TORCHELASTIC_RUN_ID": "x", "WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "0", "GROUP_RANK": "1"}, 1, 2),
