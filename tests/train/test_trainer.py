@@ -937,6 +937,7 @@ def test_a_master_port_in_use_is_one_line_and_leaves_no_process(tmp_path: Path, 
                "SATE_TEST_MARK": mark}
         for name in LAUNCH_VARIABLES:
             env.pop(name, None)
+        env["MASTER_PORT"] = str(port)  # one of LAUNCH_VARIABLES
         # through a file, not a pipe: an orphaned rank 1 holding the pipe kept a regression waiting 300 s
         with open(tmp_path / "err.txt", "w") as err_file:
             proc = subprocess.Popen([sys.executable, "-m", "sate.cli", "train", "--config", str(config), "--exp",
