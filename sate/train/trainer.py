@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import shutil
 import signal
 import sys
@@ -62,6 +63,9 @@ __all__ = ["apply_init_from", "load_training_config", "train"]
 RANK_VARIABLES = ("RANK", "SLURM_PROCID", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK")
 # What a launcher of a run over several machines sets (torchrun, SLURM, or Lightning's own manual launch).
 LAUNCHER_VARIABLES = (*RANK_VARIABLES, "WORLD_SIZE", "MASTER_ADDR", "SLURM_NTASKS")
+# Every rank variable Lightning may read: LSF's jsrun sets JSM_NAMESPACE_RANK (not a sign of a run over several
+# machines, so not among LAUNCHER_VARIABLES).
+RANKS_READ = (*RANK_VARIABLES, "JSM_NAMESPACE_RANK")
 MAX_NODES = 10_000
 
 def load_training_config(path: str | Path, overrides: list[str], need_data: bool = True) -> TrainingConfig:
@@ -365,7 +369,13 @@ def check_nodes(num_nodes: int) -> None:
 def _launch_number(name: str) -> int | None:
     """A launcher variable's whole number (None: unset, empty or not a number, left to Lightning)."""
     value = os.environ.get(name, "").strip()
-    return int(value) if value.isdigit() else None
+    return int(value) if _is_whole(value) else None
+
+
+def _is_whole(value: str) -> bool:
+    """Whether `value` is ASCII digits alone, the one rule for rank and port variables: str.isdigit() takes
+    superscripts ('²') that int() refuses, a ValueError traceback past the check (fix29t)."""
+    return re.fullmatch(r"[0-9]+", value) is not None
 
 
 def _slurm_launches() -> bool:
@@ -381,26 +391,30 @@ def check_launch(devices: int, num_nodes: int) -> None:
     the lock), `--devices 2` under torchrun's one process was Lightning's ValueError traceback (the fresh
     experiment's snapshot left), a NODE_RANK left in the shell waited 30 minutes as rank 2 of 2, a stray RANK made
     a run take no lock and write no logs, and `sbatch --ntasks 2` was Lightning's RuntimeError traceback (26th
-    hostile pass)."""
+    hostile pass). An empty NODE_RANK or GROUP_RANK is removed from the environment: unset, it is rank 0."""
     world = devices * num_nodes
     given = f"--devices {devices} x --num-nodes {num_nodes}"
     advice = ("give --devices the processes per machine and --num-nodes the machines the launcher starts "
               "(docs/training.md), or unset the variable if no launcher started this process")
-    for name in (*RANK_VARIABLES, "JSM_NAMESPACE_RANK"):
+    for name in ("NODE_RANK", "GROUP_RANK"):
+        # An empty NODE_RANK or GROUP_RANK (`export NODE_RANK=`) is taken as unset, so rank 0, in a run of one
+        # process or several: a one-process run never reads it, but Lightning's launch of several read it with
+        # int(), a ValueError traceback and an empty experiment left (fix29t)
+        if os.environ.get(name, "x").strip() == "":
+            del os.environ[name]
+    for name in RANKS_READ:
         value = os.environ.get(name)
         # Lightning reads RANK, LOCAL_RANK, SLURM_PROCID and JSM_NAMESPACE_RANK with int() when it is imported:
         # 'abc' (or an empty RANK=) was a ValueError traceback, and LOCAL_RANK=-1 (transformers' "not distributed")
         # an AssertionError traceback once the log folders were made, the fresh experiment left; NODE_RANK=abc
-        # made a run take no lock. An empty NODE_RANK or GROUP_RANK (`export NODE_RANK=`) trains as rank 0
-        # (29th hostile pass)
-        if value is not None and not value.strip().isdigit() and (value.strip() or name not in ("NODE_RANK",
-                                                                                                "GROUP_RANK")):
+        # made a run take no lock (29th hostile pass)
+        if value is not None and not _is_whole(value.strip()):
             raise SateError(f"{name}={one_line(repr(value))} is not a rank (a whole number from 0, all that "
                             f"torchrun, SLURM or Lightning sets): unset it (unset {name}) to train in one process")
     port = os.environ.get("MASTER_PORT")
     # read by the rendezvous of a run of several processes alone: 'abc' was Lightning's ValueError traceback, 70000
     # torch's, once the fresh experiment was made and left (29th hostile pass)
-    if world > 1 and port is not None and not (port.strip().isdigit() and 1 <= int(port) <= 65535):
+    if world > 1 and port is not None and not (_is_whole(port.strip()) and 1 <= int(port) <= 65535):
         raise SateError(f"MASTER_PORT={one_line(repr(port))} is not a TCP port (1 to 65535), where the processes of "
                         f"{given} meet: give a free one, the same on every machine of the run, or, when training on "
                         "one machine, unset it (a free port is then chosen)")

@@ -754,6 +754,10 @@ LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK
      r"^SLURM_PROCID=3 is task 3 of a SLURM step that Lightning does not take for a launch .* start one task"),
     ({"SLURM_PROCID": "1"}, 1, 1, r"^SLURM_PROCID=1 is task 1 of a SLURM step"),
     ({"JSM_NAMESPACE_RANK": "2"}, 1, 1, r"^JSM_NAMESPACE_RANK=2 is no rank of --devices 1 x --num-nodes 1"),
+    # superscripts pass str.isdigit(), not int(): Lightning's ValueError traceback (fix29t)
+    ({"RANK": "\u00b2"}, 1, 1, r"^RANK='\u00b2' is not a rank"),
+    ({"NODE_RANK": "\u00b9"}, 2, 1, r"^NODE_RANK='\u00b9' is not a rank"),
+    ({"MASTER_PORT": "2950\u00b2"}, 2, 1, r"^MASTER_PORT='2950\u00b2' is not a TCP port"),
     # MASTER_PORT not a port: Lightning's or torch's ValueError traceback, the fresh experiment left
     ({"MASTER_PORT": "abc"}, 2, 1, r"^MASTER_PORT='abc' is not a TCP port \(1 to 65535\), where the processes of "
                                    r"--devices 2 x --num-nodes 1 meet: give a free one"),
@@ -791,6 +795,7 @@ def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.Monke
     ({"WORLD_SIZE": "2", "RANK": "0"}, 1, 1),  # no torchrun: the one-process strategy reads neither
     ({"RANK": " 0", "LOCAL_RANK": "0", "SLURM_PROCID": "0", "JSM_NAMESPACE_RANK": "0"}, 1, 1),
     ({"NODE_RANK": "", "GROUP_RANK": ""}, 1, 1),  # `export NODE_RANK=`: read as rank 0, by Lightning too
+    ({"NODE_RANK": "", "GROUP_RANK": " "}, 2, 1),
     ({"MASTER_PORT": "abc"}, 1, 1), ({"MASTER_PORT": " 29500"}, 2, 1),  # one process reads no MASTER_PORT
     # torchrun started by `srun --ntasks-per-node 1` on the second of two machines: SLURM_PROCID is its node's task
     ({"SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "1", "SLURM_PROCID": "1", "SLURM_JOB_NAME": "st",
@@ -1209,3 +1214,20 @@ def test_an_update_larger_than_the_epoch_is_said(tmp_path: Path, make_config: Ma
     config = make_config(tmp_path, "asr", prepared_data, trainer={"max_steps": 1})  # one batch, one update: no note
     assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp2"), "--accelerator", "cpu"]) == 0
     assert "note: the train split makes" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["NODE_RANK", "GROUP_RANK"])
+def test_an_empty_node_rank_is_rank_zero_for_several_processes_too(monkeypatch: pytest.MonkeyPatch,
+                                                                   name: str) -> None:
+    """An empty NODE_RANK or GROUP_RANK was let through as rank 0, but Lightning's launch of --devices 2 read it
+    with int(): a ValueError traceback, an empty experiment left (fix29t). It is taken as unset for both."""
+    from lightning.fabric.plugins.environments import LightningEnvironment
+
+    from sate.train.trainer import check_launch, is_primary_process
+
+    for variable in LAUNCH_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv(name, "")
+    check_launch(2, 1)
+    assert LightningEnvironment().node_rank() == 0 and is_primary_process()
+
