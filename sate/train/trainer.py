@@ -258,8 +258,10 @@ def apply_init_from(config: TrainingConfig, sources: dict[str, str]) -> Training
 
 def is_primary_process() -> bool:
     """Whether this process is global rank 0 (or the only one), judged before Lightning sets ranks up. A rank is
-    read as Lightning reads it (int()): RANK=' 0' or '00' is rank 0, whose run took no lock (29th hostile pass)."""
-    return not any(_launch_number(name) for name in RANK_VARIABLES)
+    read as Lightning reads it (int()): RANK=' 0' or '00' is rank 0, whose run took no lock (29th hostile pass).
+    JSM_NAMESPACE_RANK is LSF's (jsrun): without it every task of a jsrun launch took the lock, rank 1 stopped on
+    "in use by another training run" and rank 0 waited at the rendezvous for 30 minutes (fix29t)."""
+    return not any(_launch_number(name) for name in RANKS_READ)
 
 
 def choose_precision(setting: str, accelerator: str) -> str:

@@ -796,6 +796,8 @@ def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.Monke
     ({"RANK": " 0", "LOCAL_RANK": "0", "SLURM_PROCID": "0", "JSM_NAMESPACE_RANK": "0"}, 1, 1),
     ({"NODE_RANK": "", "GROUP_RANK": ""}, 1, 1),  # `export NODE_RANK=`: read as rank 0, by Lightning too
     ({"NODE_RANK": "", "GROUP_RANK": " "}, 2, 1),
+    # what jsrun sets for task 1 of 2 on one machine (LSF; Lightning's LSFEnvironment)
+    ({"JSM_NAMESPACE_RANK": "1", "JSM_NAMESPACE_SIZE": "2", "JSM_NAMESPACE_LOCAL_RANK": "1"}, 2, 1),
     ({"MASTER_PORT": "abc"}, 1, 1), ({"MASTER_PORT": " 29500"}, 2, 1),  # one process reads no MASTER_PORT
     # torchrun started by `srun --ntasks-per-node 1` on the second of two machines: SLURM_PROCID is its node's task
     ({"SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "1", "SLURM_PROCID": "1", "SLURM_JOB_NAME": "st",
@@ -1231,3 +1233,17 @@ def test_an_empty_node_rank_is_rank_zero_for_several_processes_too(monkeypatch: 
     check_launch(2, 1)
     assert LightningEnvironment().node_rank() == 0 and is_primary_process()
 
+
+@pytest.mark.parametrize(("rank", "primary"), [("0", True), ("1", False)])
+def test_an_lsf_task_past_rank_zero_is_not_primary(monkeypatch: pytest.MonkeyPatch, rank: str, primary: bool) -> None:
+    """jsrun's task 1 took itself for rank 0: it stopped on "in use by another training run" while rank 0 waited
+    30 minutes at the rendezvous (review29t). The environment jsrun sets for 2 tasks on one machine."""
+    from sate.train.trainer import check_launch, is_primary_process
+
+    for variable in LAUNCH_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    for variable, value in (("LSB_JOBID", "7"), ("JSM_NAMESPACE_SIZE", "2"), ("JSM_NAMESPACE_RANK", rank),
+                            ("JSM_NAMESPACE_LOCAL_RANK", rank), ("JSM_NAMESPACE_LOCAL_SIZE", "2")):
+        monkeypatch.setenv(variable, value)
+    check_launch(2, 1)
+    assert is_primary_process() is primary
