@@ -307,10 +307,15 @@ class SateDataModule(L.LightningDataModule):
         lengths = getattr(self.train_set, "lengths", None)
         held = "" if lengths is None or isinstance(self.train_set, ShardedText) else \
             f", {int(sum(lengths)):,} {plan.unit} in all"
+        # The advice names the value: "lower batch.global to what the split holds" (2,896 frames, followed) made an
+        # accumulation of 3 over an epoch of 4 batches, a batch line still untrue (fix29t). At batches x per_device x
+        # devices the accumulation is the epoch's batches, one update an epoch, as the batch line then says
+        fits = batches * plan.per_device * plan.world_size
         print(one_line(f"note: the train split makes {batches:,} batch(es) an epoch per process{held}, fewer than the "
                        f"{plan.accumulation:,} that batch.global asks one update to accumulate: each update is one "
-                       f"epoch, not {plan.effective:,} {plan.unit}; lower batch.global to what the split holds for "
-                       "the batch line to be true"))
+                       f"epoch, not {plan.effective:,} {plan.unit}; for a batch line that says so, set batch.global "
+                       f"to {fits:,} ({batches:,} batch(es) x {plan.per_device:,} {plan.unit} x {plan.world_size} "
+                       "device(s)) or less"))
 
     def val_dataloader(self) -> DataLoader:
         assert self.valid_set is not None

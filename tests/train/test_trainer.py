@@ -9,6 +9,7 @@ import dataclasses
 import gzip
 import inspect
 import os
+import re
 import resource
 import shutil
 import signal
@@ -1212,7 +1213,17 @@ def test_an_update_larger_than_the_epoch_is_said(tmp_path: Path, make_config: Ma
     assert "x 100 accumulation = 100000 frames per update" in out
     assert "note: the train split makes " in out and (" batch(es) an epoch per process, " in out)
     assert "fewer than the 100 that batch.global asks one update to accumulate: each update is one epoch, not " \
-           "100,000 frames; lower batch.global" in out
+           "100,000 frames; for a batch line that says so, set batch.global to " in out
+    # the advice, followed (fix29t): "lower batch.global to what the split holds" (its frames) left an accumulation
+    # that does not divide the epoch; the value named makes the line's accumulation the epoch's batches
+    batches = int(re.search(r"note: the train split makes (\d+) batch\(es\)", out).group(1))
+    fits = int(re.search(r"set batch.global to ([\d,]+) \(", out).group(1).replace(",", ""))
+    assert fits == batches * 1000
+    config = make_config(tmp_path, "asr", prepared_data, batch={"per_device": 1000, "global": fits},
+                         trainer={"max_steps": 1})
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp3"), "--accelerator", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert f"x {batches} accumulation = {fits} frames per update" in out and "note: the train split" not in out
     config = make_config(tmp_path, "asr", prepared_data, trainer={"max_steps": 1})  # one batch, one update: no note
     assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp2"), "--accelerator", "cpu"]) == 0
     assert "note: the train split makes" not in capsys.readouterr().out
