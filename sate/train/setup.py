@@ -40,11 +40,12 @@ def build_for_training(config: TrainingConfig, src_tokens: list[str], tgt_tokens
 
 def own_activations(model: nn.Module) -> None:
     """Give each block its own activation module. ESPnet's PositionwiseFeedForward defaults its activation to one
-    ``ReLU()`` (a default argument), shared by the feed-forward blocks of every model built in the process: an
-    `init` model file or a teacher, rebuilt in eval mode, put the student's blocks in eval mode with it, and every
-    SATE run started from an MT model began with Lightning's "Found 1 module(s) in eval mode at the start of
-    training. This may lead to unexpected behavior" (29th hostile pass). A ReLU holds no weights: the state dict
-    is unchanged."""
+    ``ReLU()`` (a default argument), shared by the feed-forward blocks of every model built in the process: the MT
+    teacher of `loss.kd` (the recipes' st.yaml set its weight), rebuilt from its model file in eval mode, put the
+    student's textual encoder blocks in eval mode with it, and each such SATE run began with Lightning's "Found 1
+    module(s) in eval mode at the start of training. This may lead to unexpected behavior" (29th hostile pass).
+    `--init-from mt=` alone reads weights, builds no model, and did not (review29t). A ReLU holds no weights: the
+    state dict is unchanged."""
     for block in model.modules():
         shared = getattr(block, "activation", None)
         if isinstance(shared, nn.Module) and not any(True for _ in shared.parameters()):
