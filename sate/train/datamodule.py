@@ -291,10 +291,31 @@ class SateDataModule(L.LightningDataModule):
             dataset = TextMix(self.train_set, self.text_set)
             self.train_sampler = TextMixSampler(self.train_sampler, text, offset=len(self.train_set))
             collate_fn = collate_text_mix
+        self._note_short_epoch(len(self.train_sampler))
         return ResumableLoader(dataset, batch_sampler=self.train_sampler, collate_fn=collate_fn,
                                num_workers=self.conf.num_workers, persistent_workers=False,
                                generator=torch.Generator().manual_seed(self.seed), epoch=self._epoch,
                                batches_done=self._batches_done)
+
+    def _note_short_epoch(self, batches: int) -> None:
+        """Say where an epoch holds fewer batches than one update accumulates: Lightning then steps at each epoch's
+        end, so every update was the whole train split, far less than the "= N frames per update" the run's batch
+        line printed (a small corpus with a recipe's batch.global), without a word (29th hostile pass)."""
+        plan = self.plan
+        if batches >= plan.accumulation or (self.trainer is not None and not self.trainer.is_global_zero):
+            return
+        lengths = getattr(self.train_set, "lengths", None)
+        held = "" if lengths is None or isinstance(self.train_set, ShardedText) else \
+            f", {int(sum(lengths)):,} {plan.unit} in all"
+        # The advice names the value: "lower batch.global to what the split holds" (2,896 frames, followed) made an
+        # accumulation of 3 over an epoch of 4 batches, a batch line still untrue (fix29t). At batches x per_device x
+        # devices the accumulation is the epoch's batches, one update an epoch, as the batch line then says
+        fits = batches * plan.per_device * plan.world_size
+        print(one_line(f"note: the train split makes {batches:,} batch(es) an epoch per process{held}, fewer than the "
+                       f"{plan.accumulation:,} that batch.global asks one update to accumulate: each update is one "
+                       f"epoch, not {plan.effective:,} {plan.unit}; for a batch line that says so, set batch.global "
+                       f"to {fits:,} ({batches:,} batch(es) x {plan.per_device:,} {plan.unit} x {plan.world_size} "
+                       "device(s)) or less"))
 
     def val_dataloader(self) -> DataLoader:
         assert self.valid_set is not None

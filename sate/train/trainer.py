@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import shutil
 import signal
 import sys
@@ -62,6 +63,9 @@ __all__ = ["apply_init_from", "load_training_config", "train"]
 RANK_VARIABLES = ("RANK", "SLURM_PROCID", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK")
 # What a launcher of a run over several machines sets (torchrun, SLURM, or Lightning's own manual launch).
 LAUNCHER_VARIABLES = (*RANK_VARIABLES, "WORLD_SIZE", "MASTER_ADDR", "SLURM_NTASKS")
+# Every rank variable Lightning may read: LSF's jsrun sets JSM_NAMESPACE_RANK (not a sign of a run over several
+# machines, so not among LAUNCHER_VARIABLES).
+RANKS_READ = (*RANK_VARIABLES, "JSM_NAMESPACE_RANK")
 MAX_NODES = 10_000
 
 def load_training_config(path: str | Path, overrides: list[str], need_data: bool = True) -> TrainingConfig:
@@ -253,8 +257,11 @@ def apply_init_from(config: TrainingConfig, sources: dict[str, str]) -> Training
 
 
 def is_primary_process() -> bool:
-    """Whether this process is global rank 0 (or the only one), judged before Lightning sets ranks up."""
-    return all(os.environ.get(name, "0") in ("", "0") for name in RANK_VARIABLES)
+    """Whether this process is global rank 0 (or the only one), judged before Lightning sets ranks up. A rank is
+    read as Lightning reads it (int()): RANK=' 0' or '00' is rank 0, whose run took no lock (29th hostile pass).
+    JSM_NAMESPACE_RANK is LSF's (jsrun): without it every task of a jsrun launch took the lock, rank 1 stopped on
+    "in use by another training run" and rank 0 waited at the rendezvous for 30 minutes (fix29t)."""
+    return not any(_launch_number(name) for name in RANKS_READ)
 
 
 def choose_precision(setting: str, accelerator: str) -> str:
@@ -364,7 +371,13 @@ def check_nodes(num_nodes: int) -> None:
 def _launch_number(name: str) -> int | None:
     """A launcher variable's whole number (None: unset, empty or not a number, left to Lightning)."""
     value = os.environ.get(name, "").strip()
-    return int(value) if value.isdigit() else None
+    return int(value) if _is_whole(value) else None
+
+
+def _is_whole(value: str) -> bool:
+    """Whether `value` is ASCII digits alone, the one rule for rank and port variables: str.isdigit() takes
+    superscripts ('²') that int() refuses, a ValueError traceback past the check (fix29t)."""
+    return re.fullmatch(r"[0-9]+", value) is not None
 
 
 def _slurm_launches() -> bool:
@@ -380,11 +393,33 @@ def check_launch(devices: int, num_nodes: int) -> None:
     the lock), `--devices 2` under torchrun's one process was Lightning's ValueError traceback (the fresh
     experiment's snapshot left), a NODE_RANK left in the shell waited 30 minutes as rank 2 of 2, a stray RANK made
     a run take no lock and write no logs, and `sbatch --ntasks 2` was Lightning's RuntimeError traceback (26th
-    hostile pass)."""
+    hostile pass). An empty NODE_RANK or GROUP_RANK is removed from the environment: unset, it is rank 0."""
     world = devices * num_nodes
     given = f"--devices {devices} x --num-nodes {num_nodes}"
     advice = ("give --devices the processes per machine and --num-nodes the machines the launcher starts "
               "(docs/training.md), or unset the variable if no launcher started this process")
+    for name in ("NODE_RANK", "GROUP_RANK"):
+        # An empty NODE_RANK or GROUP_RANK (`export NODE_RANK=`) is taken as unset, so rank 0, in a run of one
+        # process or several: a one-process run never reads it, but Lightning's launch of several read it with
+        # int(), a ValueError traceback and an empty experiment left (fix29t)
+        if os.environ.get(name, "x").strip() == "":
+            del os.environ[name]
+    for name in RANKS_READ:
+        value = os.environ.get(name)
+        # Lightning reads RANK, LOCAL_RANK, SLURM_PROCID and JSM_NAMESPACE_RANK with int() when it is imported:
+        # 'abc' (or an empty RANK=) was a ValueError traceback, and LOCAL_RANK=-1 (transformers' "not distributed")
+        # an AssertionError traceback once the log folders were made, the fresh experiment left; NODE_RANK=abc
+        # made a run take no lock (29th hostile pass)
+        if value is not None and not _is_whole(value.strip()):
+            raise SateError(f"{name}={one_line(repr(value))} is not a rank (a whole number from 0, all that "
+                            f"torchrun, SLURM or Lightning sets): unset it (unset {name}) to train in one process")
+    port = os.environ.get("MASTER_PORT")
+    # read by the rendezvous of a run of several processes alone: 'abc' was Lightning's ValueError traceback, 70000
+    # torch's, once the fresh experiment was made and left (29th hostile pass)
+    if world > 1 and port is not None and not (_is_whole(port.strip()) and 1 <= int(port) <= 65535):
+        raise SateError(f"MASTER_PORT={one_line(repr(port))} is not a TCP port (1 to 65535), where the processes of "
+                        f"{given} meet: give a free one, the same on every machine of the run, or, when training on "
+                        "one machine, unset it (a free port is then chosen)")
     size = _launch_number("WORLD_SIZE")
     # Only torchrun's WORLD_SIZE is the launch's (Lightning's own rule, TorchElasticEnvironment.detect); one left
     # alone in the shell Lightning ignores or overwrites, and trained right
@@ -414,9 +449,20 @@ def check_launch(devices: int, num_nodes: int) -> None:
                             f"{given}: in a SLURM job each process is a task that srun starts; submit it with "
                             "--ntasks-per-node D and start it with srun (srun sate train --devices D --num-nodes N; "
                             "docs/training.md)")
+    # One process outside a launch Lightning takes (a SLURM job named bash or interactive, a SLURM_PROCID left in
+    # the shell, LSF's JSM_NAMESPACE_RANK): Lightning's one-process run never resets the rank it read at import, so
+    # it wrote no logs, and sate took no lock (29th hostile pass)
+    alone = world == 1 and not _slurm_launches() and "TORCHELASTIC_RUN_ID" not in os.environ
     for name, most in (("RANK", world), ("LOCAL_RANK", devices), ("NODE_RANK", num_nodes), ("GROUP_RANK", num_nodes),
-                       *((("SLURM_PROCID", world),) if _slurm_launches() else ())):
+                       ("JSM_NAMESPACE_RANK", world),
+                       *((("SLURM_PROCID", world),) if _slurm_launches() or alone else ())):
         rank = _launch_number(name)
+        if name == "SLURM_PROCID" and alone and rank:
+            raise SateError(f"SLURM_PROCID={rank} is task {rank} of a SLURM step that Lightning does not take for a "
+                            "launch (the job is named bash or interactive, or SLURM_NTASKS is unset), so each task "
+                            "would train a run of its own into one experiment: start one task (no srun, or srun "
+                            "--ntasks 1) and give --devices the processes, or unset SLURM_PROCID if srun did not "
+                            "start this process")
         if rank is not None and rank >= most:
             raise SateError(f"{name}={rank} is no rank of {given} (from 0 to {most - 1}): {advice}")
 

@@ -9,6 +9,7 @@ import dataclasses
 import gzip
 import inspect
 import os
+import re
 import resource
 import shutil
 import signal
@@ -712,7 +713,8 @@ def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.Monke
 
 
 LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK", "SLURM_NTASKS",
-                    "SLURM_NTASKS_PER_NODE", "SLURM_NNODES", "SLURM_PROCID", "SLURM_JOB_NAME", "TORCHELASTIC_RUN_ID")
+                    "SLURM_NTASKS_PER_NODE", "SLURM_NNODES", "SLURM_PROCID", "SLURM_JOB_NAME", "TORCHELASTIC_RUN_ID",
+                    "JSM_NAMESPACE_RANK", "MASTER_PORT")
 
 
 @pytest.mark.parametrize(("env", "devices", "nodes", "says"), [
@@ -740,6 +742,28 @@ LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK
     ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "zsh"}, 2, 1,
      r"^SLURM_NTASKS=1 \(this SLURM job's tasks\) is fewer than the 2 process\(es\) of --devices 2 x --num-nodes "
      r"1: .* start it with srun"),
+    # not a whole number: Lightning's int() at import was a ValueError traceback (LOCAL_RANK=-1, transformers'
+    # "not distributed", an AssertionError traceback, the fresh experiment left) (29th hostile pass)
+    ({"RANK": "abc"}, 1, 1, r"^RANK='abc' is not a rank \(a whole number from 0, .*\): unset it \(unset RANK\) "),
+    ({"LOCAL_RANK": "-1"}, 1, 1, r"^LOCAL_RANK='-1' is not a rank"),
+    ({"RANK": ""}, 1, 1, r"^RANK='' is not a rank"),
+    ({"NODE_RANK": "abc"}, 1, 1, r"^NODE_RANK='abc' is not a rank"),  # trained without the lock
+    ({"SLURM_PROCID": "x1", "SLURM_NTASKS": "2", "SLURM_JOB_NAME": "train"}, 2, 1, r"^SLURM_PROCID='x1' is not a "),
+    # task 3 of `srun -n 4 sate train` in a job named interactive (or a SLURM_PROCID left in the shell): each task
+    # trained a run of its own into the experiment, those past task 0 without the lock and without logs
+    ({"SLURM_NTASKS": "4", "SLURM_PROCID": "3", "SLURM_JOB_NAME": "interactive"}, 1, 1,
+     r"^SLURM_PROCID=3 is task 3 of a SLURM step that Lightning does not take for a launch .* start one task"),
+    ({"SLURM_PROCID": "1"}, 1, 1, r"^SLURM_PROCID=1 is task 1 of a SLURM step"),
+    ({"JSM_NAMESPACE_RANK": "2"}, 1, 1, r"^JSM_NAMESPACE_RANK=2 is no rank of --devices 1 x --num-nodes 1"),
+    # superscripts pass str.isdigit(), not int(): Lightning's ValueError traceback (fix29t)
+    ({"RANK": "\u00b2"}, 1, 1, r"^RANK='\u00b2' is not a rank"),
+    ({"NODE_RANK": "\u00b9"}, 2, 1, r"^NODE_RANK='\u00b9' is not a rank"),
+    ({"MASTER_PORT": "2950\u00b2"}, 2, 1, r"^MASTER_PORT='2950\u00b2' is not a TCP port"),
+    # MASTER_PORT not a port: Lightning's or torch's ValueError traceback, the fresh experiment left
+    ({"MASTER_PORT": "abc"}, 2, 1, r"^MASTER_PORT='abc' is not a TCP port \(1 to 65535\), where the processes of "
+                                   r"--devices 2 x --num-nodes 1 meet: give a free one"),
+    ({"MASTER_PORT": "70000"}, 2, 1, r"^MASTER_PORT='70000' is not a TCP port"),
+    ({"MASTER_PORT": "0", "WORLD_SIZE": "2", "TORCHELASTIC_RUN_ID": "x"}, 1, 2, r"^MASTER_PORT='0' is not a TCP "),
 ])
 def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
                                                       devices: int, nodes: int, says: str) -> None:
@@ -770,6 +794,15 @@ def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.Monke
       "SLURM_JOB_NAME": "st"}, 8, 2),  # srun's rank 3 of 2 nodes x 8
     ({"WORLD_SIZE": "1"}, 2, 1), ({"WORLD_SIZE": "3"}, 1, 1),  # left alone in the shell: Lightning overwrites it
     ({"WORLD_SIZE": "2", "RANK": "0"}, 1, 1),  # no torchrun: the one-process strategy reads neither
+    ({"RANK": " 0", "LOCAL_RANK": "0", "SLURM_PROCID": "0", "JSM_NAMESPACE_RANK": "0"}, 1, 1),
+    ({"NODE_RANK": "", "GROUP_RANK": ""}, 1, 1),  # `export NODE_RANK=`: read as rank 0, by Lightning too
+    ({"NODE_RANK": "", "GROUP_RANK": " "}, 2, 1),
+    # what jsrun sets for task 1 of 2 on one machine (LSF; Lightning's LSFEnvironment)
+    ({"JSM_NAMESPACE_RANK": "1", "JSM_NAMESPACE_SIZE": "2", "JSM_NAMESPACE_LOCAL_RANK": "1"}, 2, 1),
+    ({"MASTER_PORT": "abc"}, 1, 1), ({"MASTER_PORT": " 29500"}, 2, 1),  # one process reads no MASTER_PORT
+    # torchrun started by `srun --ntasks-per-node 1` on the second of two machines: SLURM_PROCID is its node's task
+    ({"SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "1", "SLURM_PROCID": "1", "SLURM_JOB_NAME": "st",
+      "TORCHELASTIC_RUN_ID": "x", "WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "0", "GROUP_RANK": "1"}, 1, 2),
 ])
 def test_a_launch_the_run_is_part_of_is_taken(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], devices: int,
                                               nodes: int) -> None:
@@ -791,6 +824,11 @@ def test_a_refused_launch_leaves_no_experiment(tmp_path: Path, make_config: Make
     config = make_config(tmp_path, "mt", prepared_data)
     assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--accelerator", "cpu"]) == 2
     assert capsys.readouterr().err.startswith("sate train: error: RANK=1 is no rank of --devices 1 x --num-nodes 1")
+    assert not (tmp_path / "exp").exists()
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("LOCAL_RANK", "-1")  # transformers' "not distributed": Lightning's AssertionError, exp left
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--accelerator", "cpu"]) == 2
+    assert capsys.readouterr().err.startswith("sate train: error: LOCAL_RANK='-1' is not a rank")
     assert not (tmp_path / "exp").exists()
 
 
@@ -907,6 +945,7 @@ def test_a_master_port_in_use_is_one_line_and_leaves_no_process(tmp_path: Path, 
                "SATE_TEST_MARK": mark}
         for name in LAUNCH_VARIABLES:
             env.pop(name, None)
+        env["MASTER_PORT"] = str(port)  # one of LAUNCH_VARIABLES
         # through a file, not a pipe: an orphaned rank 1 holding the pipe kept a regression waiting 300 s
         with open(tmp_path / "err.txt", "w") as err_file:
             proc = subprocess.Popen([sys.executable, "-m", "sate.cli", "train", "--config", str(config), "--exp",
@@ -1149,3 +1188,73 @@ def test_a_decoder_embedding_over_two_vocabularies_is_refused_naming_the_file_an
     assert not (tmp_path / "exp").exists()
     # the advice's other way, followed, is taken
     assert checked_config(config, ["model.adaptor.embedding=source"], []).model["adaptor"]["embedding"] == "source"
+
+
+@pytest.mark.parametrize(("value", "primary"), [(" 0", True), ("00", True), ("", True), ("1", False), (" 2", False)])
+def test_rank_zero_is_read_as_lightning_reads_it(monkeypatch: pytest.MonkeyPatch, value: str, primary: bool) -> None:
+    """RANK=' 0' or '00' is Lightning's rank 0 (int()), which wrote the logs, but sate took it for another rank and
+    the run took no lock (29th hostile pass)."""
+    from sate.train.trainer import RANK_VARIABLES, is_primary_process
+
+    for name in RANK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RANK", value)
+    assert is_primary_process() is primary
+
+
+def test_an_update_larger_than_the_epoch_is_said(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """batch.global above what the train split holds: Lightning steps at each epoch's end, so each update was the
+    whole split, while the batch line said "= 100000 frames per update", without a word (29th hostile pass)."""
+    config = make_config(tmp_path, "asr", prepared_data, batch={"per_device": 1000, "global": 100000},
+                         trainer={"max_steps": 1})
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--accelerator", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "x 100 accumulation = 100000 frames per update" in out
+    assert "note: the train split makes " in out and (" batch(es) an epoch per process, " in out)
+    assert "fewer than the 100 that batch.global asks one update to accumulate: each update is one epoch, not " \
+           "100,000 frames; for a batch line that says so, set batch.global to " in out
+    # the advice, followed (fix29t): "lower batch.global to what the split holds" (its frames) left an accumulation
+    # that does not divide the epoch; the value named makes the line's accumulation the epoch's batches
+    batches = int(re.search(r"note: the train split makes (\d+) batch\(es\)", out).group(1))
+    fits = int(re.search(r"set batch.global to ([\d,]+) \(", out).group(1).replace(",", ""))
+    assert fits == batches * 1000
+    config = make_config(tmp_path, "asr", prepared_data, batch={"per_device": 1000, "global": fits},
+                         trainer={"max_steps": 1})
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp3"), "--accelerator", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert f"x {batches} accumulation = {fits} frames per update" in out and "note: the train split" not in out
+    config = make_config(tmp_path, "asr", prepared_data, trainer={"max_steps": 1})  # one batch, one update: no note
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp2"), "--accelerator", "cpu"]) == 0
+    assert "note: the train split makes" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["NODE_RANK", "GROUP_RANK"])
+def test_an_empty_node_rank_is_rank_zero_for_several_processes_too(monkeypatch: pytest.MonkeyPatch,
+                                                                   name: str) -> None:
+    """An empty NODE_RANK or GROUP_RANK was let through as rank 0, but Lightning's launch of --devices 2 read it
+    with int(): a ValueError traceback, an empty experiment left (fix29t). It is taken as unset for both."""
+    from lightning.fabric.plugins.environments import LightningEnvironment
+
+    from sate.train.trainer import check_launch, is_primary_process
+
+    for variable in LAUNCH_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv(name, "")
+    check_launch(2, 1)
+    assert LightningEnvironment().node_rank() == 0 and is_primary_process()
+
+
+@pytest.mark.parametrize(("rank", "primary"), [("0", True), ("1", False)])
+def test_an_lsf_task_past_rank_zero_is_not_primary(monkeypatch: pytest.MonkeyPatch, rank: str, primary: bool) -> None:
+    """jsrun's task 1 took itself for rank 0: it stopped on "in use by another training run" while rank 0 waited
+    30 minutes at the rendezvous (review29t). The environment jsrun sets for 2 tasks on one machine."""
+    from sate.train.trainer import check_launch, is_primary_process
+
+    for variable in LAUNCH_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    for variable, value in (("LSB_JOBID", "7"), ("JSM_NAMESPACE_SIZE", "2"), ("JSM_NAMESPACE_RANK", rank),
+                            ("JSM_NAMESPACE_LOCAL_RANK", rank), ("JSM_NAMESPACE_LOCAL_SIZE", "2")):
+        monkeypatch.setenv(variable, value)
+    check_launch(2, 1)
+    assert is_primary_process() is primary
