@@ -346,15 +346,21 @@ def check_teachers(point: ResumePoint, model: torch.nn.Module, prints: dict[str,
                             "again?); resume with the teacher the run began with, or train into a new --exp")
 
 
-def check_epochs(point: ResumePoint, max_epochs: int) -> None:
-    """Refuse a resume whose `trainer.max_epochs` (a key a resume may change) is below the epoch the checkpoint is
-    at: Lightning refused it with a MisconfigurationException traceback once the model and the data were set up."""
+def check_budget(point: ResumePoint, max_epochs: int, max_steps: int) -> None:
+    """Refuse a resume whose `trainer.max_epochs` or `trainer.max_steps` (keys a resume may change) is below where
+    the checkpoint is: Lightning refused the epochs with a MisconfigurationException traceback once the model and
+    the data were set up, and the updates with "`max_steps` reached", exit 0, nothing trained (twenty-ninth pass,
+    hand29c's leftover). A budget the run has just reached (a finished run started again) is not refused."""
     assert point.checkpoint is not None
-    epoch = point.checkpoint.get("epoch")
+    epoch, step = point.checkpoint.get("epoch"), point.checkpoint.get("global_step")
     if isinstance(epoch, int) and epoch > max_epochs:
         raise SateError(f"{point.path}: the run is at epoch {epoch} (counted from 0), beyond trainer.max_epochs "
                         f"{max_epochs}: a resume trains on up to its budget; raise trainer.max_epochs to train "
                         "more, or train into a new --exp")
+    if isinstance(step, int) and max_steps >= 0 and step > max_steps:
+        raise SateError(f"{point.path}: the run is at update {step:,}, beyond trainer.max_steps {max_steps:,}: a "
+                        "resume trains on up to its budget; raise trainer.max_steps to train more (-1: no limit), "
+                        "or train into a new --exp")
 
 
 def check_weights(point: ResumePoint, model: torch.nn.Module) -> None:

@@ -656,9 +656,9 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.train.progress import TrainTime, drop_killed_run_rows, drop_rows_after
     from sate.train.rendezvous import AnnouncedDDP
     from sate.train.resume import (
+        check_budget,
         check_cmvn,
         check_config_change,
-        check_epochs,
         check_teachers,
         check_vocabularies,
         check_weights,
@@ -679,7 +679,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         raise SateError(f"{twice}; give {SPEED_SPLIT} in {TRAIN_SPLIT}'s place")
     if point.checkpoint is not None:
         check_config_change(point, config, exp)
-        check_epochs(point, config.trainer.max_epochs)
+        check_budget(point, config.trainer.max_epochs, config.trainer.max_steps)
     untrained = untrained_wer_monitor(config.task, config.model, config.trainer.monitor)
     if untrained is not None and point.checkpoint is None:
         raise SateError(f"{untrained}; {WER_MONITOR_ADVICE}, or give model.loss.ctc_weight above 0")

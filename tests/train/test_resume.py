@@ -396,6 +396,21 @@ def test_a_budget_below_the_epochs_done_is_one_line(trained: tuple[Path, Path], 
     assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == before
 
 
+
+def test_a_budget_below_the_updates_done_is_one_line(trained: tuple[Path, Path], exp: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    """`trainer.max_steps` below the update the run is at ended 0 on Lightning's "`max_steps` reached", nothing
+    trained, where the same of max_epochs is refused (twenty-ninth pass, hand29c's leftover)."""
+    step = torch.load(exp / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)["global_step"]
+    before = {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()}
+    assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set",
+                 f"trainer.max_steps={step - 1}"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate train: error: {exp / 'checkpoints' / 'last.ckpt'}: the run is at update {step:,}, beyond "
+        f"trainer.max_steps {step - 1:,}: a resume trains on up to its budget; raise trainer.max_steps to train more "
+        "(-1: no limit), or train into a new --exp")
+    assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == before
+
 def _checkpoints(exp: Path) -> tuple[list[str], list[str]]:
     names = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
     return [n for n in names if n.startswith("best-")], [n for n in names if n.startswith("epoch")]
