@@ -320,6 +320,7 @@ def test_a_directory_where_a_file_is_written_is_named_alone(tmp_path: Path) -> N
         assert sorted(p.name for p in tmp_path.iterdir()) == left
 
 
+@pytest.mark.slow
 def test_sets_replaced_at_once_by_two_runs_are_one_runs_whole_set(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Fourteenth pass: two `report` (or `analyze attention`) runs writing one set at once interleaved their renames,

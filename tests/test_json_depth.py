@@ -82,6 +82,7 @@ def test_records_of_a_training_run_read_as_unreadable(tmp_path: Path) -> None:
     assert read_train_time(tmp_path) == {"seconds": 0.0, "runs": 0}
 
 
+@pytest.mark.slow
 def test_a_vocab_json_that_is_not_utf8_is_read_as_damaged(tmp_path: Path, prepared_data: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     """vocab.json of bytes that are not UTF-8 (a disk error, another tool's file) was a UnicodeDecodeError traceback

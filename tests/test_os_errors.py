@@ -718,6 +718,7 @@ def test_a_pack_folder_that_may_not_be_searched_is_named_itself(tmp_path: Path,
                                       "folders' permissions (ls -l), or use another place)")
 
 
+@pytest.mark.slow
 def test_features_that_may_not_be_read_are_named_so_not_missing_or_damaged(
         tmp_path: Path, prepared_data: Path, modes: Callable[[Path, int], None]) -> None:
     """A split's feature folder that may not be searched was "00000.ark is missing; run `sate features` again", and
@@ -1242,6 +1243,7 @@ def _a_pack_set_aside_slowly(tmp_path: Path, prepared_data: Path, out: Path,
     return aside
 
 
+@pytest.mark.slow
 def test_two_packs_into_one_folder_at_once_both_end_and_leave_one_whole_pack(
         tmp_path: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`sate pack` twice into one --out at once: the second's renames ran between the first's (its old pack put

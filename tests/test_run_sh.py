@@ -417,6 +417,7 @@ def test_ci_with_a_python_older_than_3_11_says_so(tmp_path: Path, python: str) -
     assert not (tmp_path / "venv").exists()
 
 
+@pytest.mark.slow
 @needs_tts
 def test_test_paths_are_taken_from_where_run_sh_was_started(tmp_path: Path) -> None:
     """Twenty-ninth hostile pass (hand29i): `cd tests && ../run.sh test test_run_sh.py` said "file or directory not
@@ -430,6 +431,7 @@ def test_test_paths_are_taken_from_where_run_sh_was_started(tmp_path: Path) -> N
     assert f"tests/{node}" in run.stdout
 
 
+@pytest.mark.slow
 @needs_tts
 def test_pytest_runs_from_tests_where_run_sh_was_started_there(tmp_path: Path) -> None:
     """fix29i: hand29i's rewriting of test paths also rewrote `-xk decode` (from tests/, where decode/ exists) into a

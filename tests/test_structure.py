@@ -283,6 +283,7 @@ def test_no_circle_at_module_level() -> None:
     assert circles(graph(imports(), local=False)) == []
 
 
+@pytest.mark.slow
 def test_no_circle_with_function_local_imports() -> None:
     found = circles(graph(imports()))
     assert [c for c in found if c not in KNOWN_CIRCLES] == []

@@ -234,6 +234,7 @@ def test_locality_errors_name_the_input(tmp_path: Path, prepared_data: Path, mod
         assert capsys.readouterr().err.strip() == f"sate analyze: error: {said[name]}"
 
 
+@pytest.mark.slow
 def test_every_speech_model_is_checked_against_the_cmvn_statistics(tmp_path: Path, prepared_data: Path,
                                                                     model_files: dict[str, Path],
                                                                     capsys: pytest.CaptureFixture) -> None:

@@ -299,6 +299,7 @@ def test_an_offline_run_of_whole_talks_is_named_as_such(tmp_path: Path, capsys: 
     assert "| offline (a, whole talks) | | 18.0 |" in table and "| offline (b) | | 20.0 |" in table, table
 
 
+@pytest.mark.slow
 def test_a_model_named_at_great_length_leaves_the_plot_its_room(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """A results.json naming a model of 100,000 characters (the wide run of the reads harness, twenty-seventh pass):
@@ -322,6 +323,7 @@ def test_a_model_named_at_great_length_leaves_the_plot_its_room(tmp_path: Path,
     assert long.startswith(f"{'m' * 39}…") and long.endswith("z: wait-k (0.5 s): LAAL") and len(long) == 79 + 6
 
 
+@pytest.mark.slow
 def test_runs_on_other_devices_or_repeated_are_told_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Twenty-eighth hostile pass: a policy streamed on a GPU and on the CPU (the computation-aware latency is the
     device's) was one line, its dashed half zigzagging between the devices' points, and two rows 'alignatt=4' that

@@ -181,6 +181,7 @@ def test_a_relative_data_dir_is_named_as_relative_to_where_the_run_trained(
         pack(model, other, tmp_path / "pack")
 
 
+@pytest.mark.slow
 def test_pack_refuses_a_cmvn_json_of_other_statistics_than_the_model_records(tmp_path: Path,
                                                                              prepared_data: Path) -> None:
     """`sate features` re-run on another train split rewrites cmvn.json: a model trained before it must not be packed

@@ -493,6 +493,7 @@ def test_a_max_segment_out_of_range_is_named_with_its_range(tmp_path: Path, valu
                    f"got {value}\n")
 
 
+@pytest.mark.slow
 def test_names_from_a_list_saved_on_windows_say_so(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """`sate segment $(cat list.txt)` of a list with Windows line ends and a BOM said "\ufeffa.wav\\r: no such file"

@@ -802,6 +802,7 @@ def test_a_baseline_that_translates_nothing_is_refused(tmp_path: Path, capsys: p
                                        "tst-COMMON): name a system of these splits (asr), or report its splits\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("seed", "said"), [(None, "(seed 12345)"), ("7", "(seed 7)"),
                                             ("0", "(unseeded: SACREBLEU_SEED=0 has sacreBLEU draw a new seed"),
                                             ("none", "(unseeded: SACREBLEU_SEED=none has")])

@@ -48,6 +48,7 @@ def test_default_sizes_and_vocabulary(corpus: dict[str, list[tuple[str, str]]]) 
     assert used == set(TOPICS)
 
 
+@pytest.mark.slow
 def test_split_rule_and_disjoint_splits(corpus: dict[str, list[tuple[str, str]]]) -> None:
     for name, pairs in corpus.items():
         assert all(split_rule.split_of(en) == name for en, _ in pairs), name

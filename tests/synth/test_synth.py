@@ -1119,6 +1119,7 @@ def test_a_utf8_ding_file_with_a_line_of_another_encoding_is_not_told_to_convert
         synth.read_ding_pairs(ding)
 
 
+@pytest.mark.slow
 def test_a_run_stopped_over_a_corpus_of_another_seed_is_not_prepared(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
         fixture_pairs: list[tuple[str, str]], fixture_sizes: dict[str, int]) -> None:
@@ -1156,6 +1157,7 @@ def test_a_run_stopped_over_a_corpus_of_another_seed_is_not_prepared(
     assert main(["prep", "--mustc-root", str(out), "--out", str(tmp_path / "data")]) == 0
 
 
+@pytest.mark.slow
 def test_a_stopped_run_is_named_whole_by_prep_and_finishes_as_named(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
         fixture_pairs: list[tuple[str, str]]) -> None:
@@ -1194,6 +1196,7 @@ def test_a_stopped_run_is_named_whole_by_prep_and_finishes_as_named(
     assert (out / "en-de" / ".sate-synth").read_text() == f"{command}\n"
 
 
+@pytest.mark.slow
 def test_an_engine_stuck_on_a_sentence_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An engine that never ended on a sentence held `sate synth` for ever, without a word (29th hostile pass). It is
     stopped after a time far beyond any sentence's (5 minutes and a tenth of a second a character), naming it."""
@@ -1206,6 +1209,7 @@ def test_an_engine_stuck_on_a_sentence_is_stopped(tmp_path: Path, monkeypatch: p
         "leave the sentence out of the text")
 
 
+@pytest.mark.slow
 def test_a_run_paused_while_an_engine_voices_goes_on_once_resumed(tmp_path: Path) -> None:
     """The engine's limit was wall-clock time: `sate synth` paused (Ctrl-Z, SIGSTOP, a scheduler's suspend) for longer
     than it, while an engine voiced, called that working engine stuck once resumed and failed the run (review of the

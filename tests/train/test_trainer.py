@@ -1202,6 +1202,7 @@ def test_rank_zero_is_read_as_lightning_reads_it(monkeypatch: pytest.MonkeyPatch
     assert is_primary_process() is primary
 
 
+@pytest.mark.slow
 def test_an_update_larger_than_the_epoch_is_said(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """batch.global above what the train split holds: Lightning steps at each epoch's end, so each update was the
