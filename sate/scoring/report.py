@@ -415,10 +415,15 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
         lines += ["", "sacreBLEU: " + "; ".join(f"`{s}` ({_systems_of(rows, s)})" for s in signatures)
                   + (f"; no signature recorded: {_systems_of(rows, None)}" if unsigned else "")]
     if any(r.get("bleu_ci") is not None for r in rows):
+        # a table of one system said "paired bootstrap test against the baseline (seed 12345)" over a column of
+        # dashes, no test made (review29z)
+        tested = any(r.get("p_bleu") is not None for r in rows)
+        unread = "; " + seed_note().removeprefix("none made: ") if seed_note().startswith("none made") else ""
         lines.append("BLEU and chrF: score ± half the 95% bootstrap confidence interval (1,000 resamples). "
                      "loops: outputs with a word (Chinese, Japanese: a unit of 1-8 characters) repeated 4+ times in "
-                     f"a row. p: sacreBLEU's paired bootstrap test against the baseline ({seed_note()}); * marks "
-                     "p < 0.05, a difference beyond noise.")
+                     + (f"a row. p: sacreBLEU's paired bootstrap test against the baseline ({seed_note()}); * marks "
+                        "p < 0.05, a difference beyond noise." if tested else
+                        f"a row. p: no paired test was made (a split of one system, or of one sentence{unread})."))
     return "\n".join(lines) + "\n"
 
 

@@ -823,6 +823,16 @@ def test_the_legend_says_how_the_paired_test_was_seeded(tmp_path: Path, capsys: 
     assert not (tmp_path / "other.md").exists()
 
 
+def test_a_table_of_one_system_claims_no_paired_test(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One system alone: the legend said "paired bootstrap test against the baseline (seed 12345)" over a column
+    of dashes (review29z)."""
+    write_system(tmp_path, "st", SYSTEMS["st"], REFS)
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    said = capsys.readouterr().out
+    assert "p: no paired test was made (a split of one system, or of one sentence)." in said
+    assert "paired bootstrap test against" not in said
+
+
 def test_a_bleu_without_a_signature_is_not_tabled_under_the_others(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """A results.json written by hand (a paper's BLEU, no signature) was tabled under the one signature line of the
@@ -867,7 +877,8 @@ def test_a_seed_sacrebleu_cannot_read_stops_only_a_report_that_resamples(tmp_pat
     for exp in ("asr_only", "one", "smoke"):
         assert main(["report", "--exp", str(tmp_path / exp)]) == 0
         assert (tmp_path / exp / "results.md").is_file()
-    assert "(none made: SACREBLEU_SEED='abc' is no seed sacreBLEU reads)" in capsys.readouterr().out
+    assert ("p: no paired test was made (a split of one system, or of one sentence; SACREBLEU_SEED='abc' is no seed "
+            "sacreBLEU reads)") in capsys.readouterr().out
 
 
 def test_an_old_chinese_length_ratio_is_counted_again_in_characters(tmp_path: Path,
