@@ -5,6 +5,8 @@ what is not a matrix product or a convolution in dropout and in the passes aroun
 
 - every plain `nn.Dropout` a cheaper CPU mask (`sate.models.fast_dropout`);
 - ESPnet's Swish (``x * sigmoid(x)``, two kernels forward, three backward) PyTorch's `nn.SiLU` (one each);
+- each block its own ReLU: ESPnet's feed-forward blocks default to one ``ReLU()`` (a default argument) shared by
+  every model of the process, so a teacher's ``eval()`` put the student's blocks in eval mode too (29th hostile pass);
 - ESPnet's attention a fused path on a GPU and a lean one on the CPU (`sate.models.fast_attention`);
 - ESPnet's layers and feed-forward module a training forward with dropout, rescaling and residual add in
   one operation (`sate.models.fast_layers`).
@@ -27,14 +29,17 @@ _SUBCLASSES = {**ATTENTION_CLASSES, **LAYER_CLASSES}
 
 
 def use_fast_modules(model: nn.Module) -> nn.Module:
-    """Swap, in place, every plain `nn.Dropout` for `FastDropout`, ESPnet's Swish for `nn.SiLU`, and ESPnet's
-    attention, layer and feed-forward classes for their faster subclasses. Returns the model."""
+    """Swap, in place, every plain `nn.Dropout` for `FastDropout`, ESPnet's Swish for `nn.SiLU`, a ReLU (shared
+    between models by ESPnet's default argument) for one of the block's own, and ESPnet's attention, layer and
+    feed-forward classes for their faster subclasses. Returns the model."""
     for parent in list(model.modules()):
         for name, child in parent.named_children():
             if type(child) is nn.Dropout:
                 setattr(parent, name, FastDropout(child.p, child.inplace))
             elif type(child) is Swish:
                 setattr(parent, name, nn.SiLU())
+            elif type(child) is nn.ReLU:
+                setattr(parent, name, nn.ReLU(child.inplace))
             elif type(child) in _SUBCLASSES:
                 child.__class__ = _SUBCLASSES[type(child)]  # same state, a faster forward
             elif is_depthwise(child):

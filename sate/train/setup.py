@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
-
-from torch import nn
 
 from sate.models import SateModel, build_model
 from sate.train.schema import TrainingConfig
@@ -34,19 +31,4 @@ def build_for_training(config: TrainingConfig, src_tokens: list[str], tgt_tokens
         if init:
             load_init(model, init, src_tokens, tgt_tokens, cmvn=cmvn, cmvn_kind=config.data.cmvn)
     load_teachers(model, src_tokens, tgt_tokens, cmvn=cmvn, cmvn_kind=config.data.cmvn)
-    own_activations(model)
     return model
-
-
-def own_activations(model: nn.Module) -> None:
-    """Give each block its own activation module. ESPnet's PositionwiseFeedForward defaults its activation to one
-    ``ReLU()`` (a default argument), shared by the feed-forward blocks of every model built in the process: the MT
-    teacher of `loss.kd` (the recipes' st.yaml set its weight), rebuilt from its model file in eval mode, put the
-    student's textual encoder blocks in eval mode with it, and each such SATE run began with Lightning's "Found 1
-    module(s) in eval mode at the start of training. This may lead to unexpected behavior" (29th hostile pass).
-    `--init-from mt=` alone reads weights, builds no model, and did not (review29t). A ReLU holds no weights: the
-    state dict is unchanged."""
-    for block in model.modules():
-        shared = getattr(block, "activation", None)
-        if isinstance(shared, nn.Module) and not any(True for _ in shared.parameters()):
-            block.activation = copy.deepcopy(shared).train(block.training)
