@@ -417,11 +417,11 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
     if any(r.get("bleu_ci") is not None for r in rows):
         # a table of one system said "paired bootstrap test against the baseline (seed 12345)" over a column of
         # dashes, no test made (review29z)
-        tested = any(r.get("p_bleu") is not None for r in rows)
-        unread = "; " + seed_note().removeprefix("none made: ") if seed_note().startswith("none made") else ""
+        tested, seeded = any(r.get("p_bleu") is not None for r in rows), seed_note()
+        unread = "; " + seeded.removeprefix("none made: ") if seeded.startswith("none made: ") else ""
         lines.append("BLEU and chrF: score ± half the 95% bootstrap confidence interval (1,000 resamples). "
                      "loops: outputs with a word (Chinese, Japanese: a unit of 1-8 characters) repeated 4+ times in "
-                     + (f"a row. p: sacreBLEU's paired bootstrap test against the baseline ({seed_note()}); * marks "
+                     + (f"a row. p: sacreBLEU's paired bootstrap test against the baseline ({seeded}); * marks "
                         "p < 0.05, a difference beyond noise." if tested else
                         f"a row. p: no paired test was made (a split of one system, or of one sentence{unread})."))
     return "\n".join(lines) + "\n"
