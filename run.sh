@@ -32,13 +32,18 @@ log() { printf '[run.sh] %s\n' "$*" >&2; }
 # The interpreter that makes the environment, checked only when there is one to make: an environment made once with
 # PYTHON=python3.11 (Ubuntu 22.04's python3 is 3.10) was refused on every later run ("Python >= 3.11 is required"),
 # and a PYTHON that does not exist was advised `apt-get install python3-venv` (as root, apt-get ran for nothing).
+# python_version PY: PY's version ("3.11") into $version; status 1 where PY does not run, 2 where it is older than 3.11.
+python_version() {
+  version=$("$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || return 1
+  "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || return 2
+}
 check_python() {
-  local version
-  version=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
-    || { log "PYTHON=$PYTHON does not run here: set PYTHON to a Python 3.11 or newer" \
-            "(PYTHON=python3.11 ./run.sh)"; exit 1; }
-  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-    || { log "Python >= 3.11 is required; PYTHON=$PYTHON is Python $version (set PYTHON=...)"; exit 1; }
+  local version status=0
+  python_version "$PYTHON" || status=$?
+  [ "$status" -ne 1 ] || { log "PYTHON=$PYTHON does not run here: set PYTHON to a Python 3.11 or newer" \
+                                "(PYTHON=python3.11 ./run.sh)"; exit 1; }
+  [ "$status" -ne 2 ] || { log "Python >= 3.11 is required; PYTHON=$PYTHON is Python $version (set PYTHON=...)"
+                           exit 1; }
   PYTHON_VERSION=$version
 }
 
@@ -165,12 +170,13 @@ setup_python() {
   fi
   # One made by hand before (`python3 -m venv .venv`, Ubuntu 22.04's python3 is 3.10) had its pip replaced, and then
   # pip refused "Package 'sate' requires a different Python: 3.10.12 not in '>=3.11'", saying nothing of what to do.
-  version=$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
-    || { log "$VENV/bin/python does not run: remove $VENV and run ./run.sh again (a fresh setup: minutes), or set" \
-             "SATE_VENV to another place"; exit 1; }
-  "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-    || { log "$VENV is an environment of Python $version, and sate needs 3.11 or newer: remove it and run" \
-             "PYTHON=python3.11 ./run.sh (a Python 3.11 or newer), or set SATE_VENV to another place"; exit 1; }
+  local status=0
+  python_version "$VENV/bin/python" || status=$?
+  [ "$status" -ne 1 ] || { log "$VENV/bin/python does not run: remove $VENV and run ./run.sh again (a fresh setup:" \
+                                "minutes), or set SATE_VENV to another place"; exit 1; }
+  [ "$status" -ne 2 ] || { log "$VENV is an environment of Python $version, and sate needs 3.11 or newer: remove it" \
+                                "and run PYTHON=python3.11 ./run.sh (a Python 3.11 or newer), or set SATE_VENV to" \
+                                "another place"; exit 1; }
   # A venv whose making was interrupted (Ctrl-C) has a Python but no pip, or half a pip (`import pip` passed, then a
   # "No module named 'pip._internal.cli'" traceback): "No module named pip" on every run. One made by hand with a
   # Debian Python without its venv package (`python3 -m venv` left it so) has no ensurepip to mend it: "No module
