@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE, SILENCE_DB, FrameEnergy, true_runs
+from sate.data.audio import SAMPLE_RATE, DcFreeEnergy, true_runs
 from sate.decode.foreground import foreground_speech
 from sate.decode.frames import Frames
 from sate.errors import SateError
@@ -32,30 +32,6 @@ from sate.files import require_file
 WINDOW = 512  # samples per probability at 16 kHz (silero's fixed window)
 HIGH = 0.8  # speech starts (silero's own default: 0.5; see the module docstring)
 LOW = 0.35  # speech ends below this (silero's own default: 0.5 - 0.15)
-
-
-class DcFreeEnergy(FrameEnergy):
-    """`FrameEnergy` of each frame without its mean: the power of what moves, not of a constant offset (the same
-    bits for any blocks, as FrameEnergy's). A DC offset is no sound, but it was measured as one: 0.1 of full scale (a
-    cheap recorder's) put every pause at -20 dBFS, speech less than 7 dB above it, and silero's foreground rule
-    (`sate.decode.foreground`) cut every window, so a clear talk had no speech at all; the energy VAD lost pauses
-    and words (twenty-eighth hostile pass). A frame's mean is its content below about one cycle a frame (40 Hz for
-    25-ms frames, 31 Hz for silero's 32-ms windows), which speech has none of."""
-
-    PIECE = 256  # frames whose running sums are computed at once: a chunk whole took 80 MiB more (review28s)
-
-    def _db(self, wave: np.ndarray, n_frames: int) -> np.ndarray:
-        out = np.empty(n_frames)
-        for first in range(0, n_frames, self.PIECE):
-            n = min(self.PIECE, n_frames - first)
-            x = wave[first * self.hop:(first + n - 1) * self.hop + self.window].astype(np.float64)
-            squares = np.concatenate([[0.0], np.cumsum(x * x)])
-            sums = np.concatenate([[0.0], np.cumsum(x)])
-            starts = np.arange(n) * self.hop
-            mean = (sums[starts + self.window] - sums[starts]) / self.window
-            power = (squares[starts + self.window] - squares[starts]) / self.window - mean * mean
-            out[first:first + n] = np.maximum(10.0 * np.log10(np.maximum(power, 0.0) + 1e-12), SILENCE_DB)
-        return out
 
 
 def available() -> bool:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE, SHIFT, WINDOW, audio_blocks, check_finite, true_runs
+from sate.data.audio import SAMPLE_RATE, SHIFT, WINDOW, DcFreeEnergy, audio_blocks, check_finite, true_runs
 from sate.decode import silero
 from sate.decode.frames import Frames
 from sate.errors import SateError, shown
@@ -118,7 +118,7 @@ class EnergyStream:
     per 10 ms, 2.9 MB an hour), not the samples."""
 
     def __init__(self) -> None:
-        self.energy = silero.DcFreeEnergy(WINDOW, SHIFT)  # a DC offset is no sound
+        self.energy = DcFreeEnergy(WINDOW, SHIFT)  # a DC offset is no sound
 
     def add(self, block: np.ndarray) -> EnergyStream:
         self.energy.add(block)

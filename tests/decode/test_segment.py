@@ -14,7 +14,7 @@ import torchaudio.functional as AF
 
 from sate.bench import recordings
 from sate.cli import main
-from sate.data.audio import SILENCE_DB
+from sate.data.audio import SILENCE_DB, DcFreeEnergy
 from sate.decode import silero, vad
 from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError
@@ -83,7 +83,7 @@ def test_a_dc_offset_is_no_sound(recording: recordings.Recording, method: str) -
     cut = parts.finish()
     assert (cut.speech == whole.speech).all()
     np.testing.assert_allclose(cut.score, whole.score, atol=1e-5 if method == "silero" else 0)  # silero's batches
-    steady = silero.DcFreeEnergy(400, 160).add(np.full(1000, 0.5, dtype=np.float32)).finish()
+    steady = DcFreeEnergy(400, 160).add(np.full(1000, 0.5, dtype=np.float32)).finish()
     assert (steady == SILENCE_DB).all()  # an offset alone is silence
 
 
@@ -98,7 +98,7 @@ def test_dc_free_levels_of_a_chunk_need_no_copy_of_it() -> None:
     wave = (0.1 * np.random.default_rng(0).standard_normal(ENERGY_CHUNK * 512 + 100)).astype(np.float32)
     tracemalloc.start()
     try:
-        levels = silero.DcFreeEnergy(512, 512).add(wave).finish()
+        levels = DcFreeEnergy(512, 512).add(wave).finish()
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
