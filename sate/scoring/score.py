@@ -16,6 +16,7 @@ import json
 import os
 import re
 import sys
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,8 +96,6 @@ def unspaced_script(refs: Sequence[str]) -> str | None:
 def unicode_form(lines: Sequence[str]) -> str | None:
     """"NFC" where more lines of ``lines`` hold composed letters (ä as one character) than decomposed ones (a and a
     combining diaeresis, as macOS names and some corpora spell them), "NFD" where fewer, None where neither is seen."""
-    import unicodedata
-
     decomposed = sum(not unicodedata.is_normalized("NFC", line) for line in lines)
     composed = sum(not unicodedata.is_normalized("NFD", line) for line in lines)
     return None if composed == decomposed else "NFC" if composed > decomposed else "NFD"
@@ -379,8 +378,6 @@ def _not_the_pair(hyp: Path, ref: Path) -> None:
 def _comparable(line: str, transcripts: bool) -> str:
     """A reference line as two copies of one reference set agree on it: a transcript in WER's words, a translation
     in NFC with its spaces collapsed (a corpus's own text file beside the manifest's copy of it)."""
-    import unicodedata
-
     return " ".join(normalize_words(line) if transcripts else unicodedata.normalize("NFC", line).split())
 
 
