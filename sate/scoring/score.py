@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sate import layout
-from sate.data.manifest import is_segment_line, not_sentences, read_text_lines
+from sate.data.manifest import is_segment_line, line_break_inside, not_sentences, read_text_lines
 from sate.data.text import normalize_source
 from sate.errors import SateError, one_line, shown
 from sate.files import given_path, read_json, temp_dir_settled
@@ -432,6 +432,18 @@ def own_references_note(hyp: Path, ref: Path, refs: Sequence[str]) -> str | None
             "language, corpus or split?); scored as given")
 
 
+def _line_ends_hint(hyp: Path, hyps: list[str], ref: Path, refs: list[str]) -> str:
+    """Why two files' counts differ where one's lines end with a break other than ``\\n``: a file saved with classic
+    Mac OS line ends (``\\r`` alone) is one line, and "H has 1 lines but R has 5" did not say why (twenty-ninth
+    hostile pass)."""
+    for path, lines in ((hyp, hyps), (ref, refs)):
+        brk = next((found for line in lines if (found := line_break_inside(line)) is not None), None)
+        if brk is not None:
+            return (f": {one_line(str(path))} holds {brk} inside its lines (lines that end with it alone?); save it "
+                    "with \\n line ends (tr '\\r' '\\n' for \\r)")
+    return ""
+
+
 def run(args: argparse.Namespace) -> int:
     hyp, ref = _stream_once(args.hyp, args.ref)
     _not_a_manifest(hyp, ref)
@@ -462,7 +474,7 @@ def run(args: argparse.Namespace) -> int:
                             f"{'translations' if option == '--hyp' else 'references'} as `sate evaluate` writes them "
                             f"({'hyp' if option == '--hyp' else 'ref'}.txt)")
     if len(hyps) != len(refs):
-        raise SateError(f"{hyp} has {len(hyps)} lines but {ref} has {len(refs)}")
+        raise SateError(f"{hyp} has {len(hyps)} lines but {ref} has {len(refs)}{_line_ends_hint(hyp, hyps, ref, refs)}")
     if not refs:
         raise SateError(f"{ref}: no lines to score")
     wer = word_error_rate(hyps, refs) if args.wer else None

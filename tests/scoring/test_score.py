@@ -731,3 +731,18 @@ def test_a_run_whose_own_references_cannot_be_read_is_scored_without_the_note(
     assert main(["score", "--hyp", str(run / "hyp.txt"), "--ref", str(good), "--format", "json"]) == 0
     out, err = capsys.readouterr()
     assert "note" not in err and json.loads(out)[0]["name"] == "BLEU"
+
+
+def test_line_count_mismatch_names_carriage_return_line_ends(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A hypothesis file saved with classic Mac OS line ends is one line: the count message says why and how to
+    mend it, and the advice works."""
+    ref = tmp_path / "ref.txt"
+    ref.write_text("eins\nzwei\ndrei\n")
+    mac = tmp_path / "hyp.txt"
+    mac.write_bytes(b"eins\rzwei\rdrei\r")
+    assert main(["score", "--hyp", str(mac), "--ref", str(ref)]) == 2
+    err = capsys.readouterr().err
+    assert f"{mac} has 1 lines but {ref} has 3: {mac} holds a carriage return (\\r) inside its lines" in err
+    assert "tr '\\r' '\\n'" in err
+    mac.write_bytes(mac.read_bytes().replace(b"\r", b"\n"))  # the advice, followed
+    assert main(["score", "--hyp", str(mac), "--ref", str(ref)]) == 0
