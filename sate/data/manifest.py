@@ -74,7 +74,10 @@ def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) 
 
     ``str.splitlines`` also splits on U+2028 and friends, which occur in real transcripts and
     would shift every following line against the yaml. ``strip_bom`` drops a byte-order mark at the
-    start (editors on Windows write one) for corpus text; `sate score` keeps it, as sacrebleu does.
+    start (editors on Windows write one) for corpus text, and at any line's start: files joined with `cat` keep each
+    one's mark there, which stayed in a translation (a piece of the target vocabulary, a reference's first word no
+    hypothesis matched) or made a Kaldi key no other table holds (30th hostile pass); `sate score` keeps it, as
+    sacrebleu does.
     ``gzipped``: the file is gzip-compressed text (`sate score` reads a ``*.gz`` so, as sacrebleu does).
     """
     if path.is_dir():
@@ -89,12 +92,10 @@ def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) 
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise NotUtf8(f"{path}:{line}: not valid UTF-8 ({err.reason})") from None
-    if strip_bom:
-        text = text.removeprefix("\ufeff")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return [line.rstrip("\r") for line in lines]
+    return [line.rstrip("\r").removeprefix("\ufeff") if strip_bom else line.rstrip("\r") for line in lines]
 
 
 # What YAML and str.splitlines read as a line break besides \n, by the name a message gives it

@@ -218,6 +218,20 @@ def test_a_utf8_bom_at_the_start_of_a_file_is_not_text(run_sate, corpus: Path, t
     assert "\ufeff" not in json.dumps(first, ensure_ascii=False)
 
 
+def test_a_bom_at_a_later_lines_start_is_a_joined_files(run_sate, corpus: Path, tmp_path: Path) -> None:
+    # `cat a.de b.de > dev.de` of two files that each open with a BOM keeps b's at its first line: it stayed in that
+    # row's tgt, a reference whose first word no hypothesis matches and a piece of the target vocabulary
+    for ext in ("yaml", "en", "de"):
+        path = txt(corpus, "dev", ext)
+        lines = path.read_bytes().split(b"\n")
+        path.write_bytes(b"\n".join([*lines[:2], b"\xef\xbb\xbf" + lines[2], *lines[3:]]))
+    assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
+    third = read_manifest(tmp_path / "data" / "dev.jsonl")[2]
+    de = txt(corpus, "dev", "de").read_text(encoding="utf-8").splitlines()[2]
+    assert third["tgt"] == de.removeprefix("\ufeff") and de.startswith("\ufeff")
+    assert "\ufeff" not in json.dumps(third, ensure_ascii=False)
+
+
 # ---------------------------------------------------------------------------------------------- bad corpora
 
 
