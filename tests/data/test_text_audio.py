@@ -332,6 +332,19 @@ def test_a_file_named_dash_is_read_as_that_file(tmp_path: Path, monkeypatch: pyt
     assert len(read) == 8000 and np.allclose(read, wave[:8000], atol=1e-3)
 
 
+def test_a_missing_audio_file_there_in_another_unicode_form_is_named(tmp_path: Path) -> None:
+    """`wav: tédx_1.wav` typed composed (NFC) beside a file whose name is decomposed (NFD, as macOS's HFS+ wrote it):
+    the two look alike, and "audio file is missing" alone sent the user to look for a file that was there (30th
+    hostile pass)."""
+    composed, decomposed = "t\u00e9dx_1.wav", "te\u0301dx_1.wav"
+    sf.write(tmp_path / decomposed, np.zeros(1600, np.float32), 16000)
+    with pytest.raises(SateError, match=rf"^.*/{composed}: audio file is missing \({decomposed} is there, the same "
+                                        r"name in another Unicode form: its accented letters decomposed, as a copy "
+                                        r"from macOS's HFS\+ keeps them; rename the file or write the name as the file "
+                                        r"system has it\)$"):
+        wav_info(tmp_path / composed)
+
+
 def test_a_missing_audio_file_there_in_another_case_is_named(tmp_path: Path) -> None:
     """`wav: ted_1.WAV` beside `ted_1.wav` (a corpus copied from a file system that ignores case) was "audio file is
     missing" alone, and the user looked for a file that was there (25th hostile pass, hand25d)."""
