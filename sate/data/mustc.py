@@ -316,6 +316,14 @@ def prepare(mustc_root: Path, tgt_lang: str, splits: list[str] | None, row_filte
         raise SateError(f"{mustc_dir}: `sate synth` has not finished this corpus (it has no {layout.SYNTH_SUMMARY}: "
                         "the run stopped or failed, or is still running: then wait for it), and its split texts may "
                         f"name talks it voiced anew; {_synth_again(mustc_dir, mustc_root)}, which finishes it")
-    if splits is None:
-        splits = list(DEFAULT_SPLITS) + [s for s in OPTIONAL_SPLITS if (mustc_dir / "data" / s).is_dir()]
-    return [prepare_split(mustc_dir, split, tgt_lang, row_filter) for split in splits]
+    if splits is not None:
+        return [prepare_split(mustc_dir, split, tgt_lang, row_filter) for split in splits]
+    results = [prepare_split(mustc_dir, split, tgt_lang, row_filter) for split in DEFAULT_SPLITS]
+    for split in (s for s in OPTIONAL_SPLITS if (mustc_dir / "data" / s).is_dir()):
+        try:
+            results.append(prepare_split(mustc_dir, split, tgt_lang, row_filter))
+        except SateError as err:  # a folder half unpacked (wav/ alone): "tst-HE.yaml: file is missing" said nothing
+            # of why a split not asked for was read, nor how to leave it out (30th hostile pass)
+            raise SateError(f"{err}; {split} is read when --splits is not given because its folder is there: leave it "
+                            f"out with --splits {' '.join(DEFAULT_SPLITS)}") from None
+    return results

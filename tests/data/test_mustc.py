@@ -143,6 +143,19 @@ def test_optional_test_sets_are_added_when_present_and_splits_can_be_chosen(run_
     assert sorted(p.name for p in (tmp_path / "some").iterdir()) == ["train.jsonl", "tst-HE.jsonl"]
 
 
+def test_an_optional_test_set_half_there_names_how_to_leave_it_out(run_sate, corpus: Path, tmp_path: Path) -> None:
+    """A tst-HE folder half unpacked (its wav/ alone) was read by default and refused as "tst-HE.yaml: file is
+    missing", saying neither why a split not asked for was read nor how to leave it out (30th hostile pass); the
+    advice, followed, prepares the others."""
+    (corpus / "en-de" / "data" / "tst-HE" / "wav").mkdir(parents=True)
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2 and err.strip().endswith("tst-HE/txt/tst-HE.yaml: file is missing; tst-HE is read when --splits is "
+                                            "not given because its folder is there: leave it out with --splits "
+                                            "train dev tst-COMMON"), err
+    advice = err.strip().rpartition("--splits ")[2].split()
+    assert prep(run_sate, corpus, tmp_path / "data", "--splits", *advice)[0] == 0
+
+
 def test_length_filter_applies_to_train_only(run_sate, corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "data"
     rc, stdout, _ = prep(run_sate, corpus, out, "--min-duration", "0.8", "--max-duration", "1.2")
