@@ -163,6 +163,15 @@ def check_sentences(path: Path, lines: list[str], wanted: str) -> None:
         raise SateError(f"{path}: {what}, not {wanted}")
 
 
+def trailing_blank_lines(texts: Iterable[tuple[Path, list[str]]], count: int) -> str:
+    """What to add to a corpus's "line counts differ" refusal where a text file holds ``count`` lines, the segment
+    list's count, but for blank lines at its end (an editor's, `echo >> FILE`), which count as segments' texts: the
+    counts alone did not say so (28th hostile pass, MuST-C; 30th, Augmented LibriSpeech)."""
+    blank = [f"{path.name} ends with {n} blank line(s)" for path, lines in texts
+             if (n := len(lines) - len("\n".join(lines).rstrip().split("\n"))) and len(lines) - n == count]
+    return f"; {', '.join(blank)}, each read as a segment's text: remove them" if blank else ""
+
+
 def _json_object(line: str) -> bool:
     try:
         return isinstance(json.loads(line), dict)

@@ -26,6 +26,7 @@ from sate.data.manifest import (
     check_sentences,
     read_text_lines,
     refuse_line_break,
+    trailing_blank_lines,
 )
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, first_few, one_line, shown
@@ -207,14 +208,10 @@ def prepare_split(mustc_dir: Path, split: str, tgt_lang: str, row_filter: RowFil
         # a copy of another file under SPLIT.de became the split's translations, exit 0 (twenty-second hostile pass)
         check_sentences(path, lines, "the split's text of one segment a line")
     if not len(segments) == len(src_lines) == len(tgt_lines):
-        # blank lines at a text file's end (an editor's, `echo >> FILE`) count as segments: the counts alone did not
-        # say so, where the yaml's are skipped (28th hostile pass); named where the file has the yaml's count without
-        blank = [f"{path.name} ends with {n} blank line(s)" for path, lines in ((en_path, src_lines),
-                                                                              (tgt_path, tgt_lines))
-                 if (n := len(lines) - len("\n".join(lines).rstrip().split("\n"))) and len(lines) - n == len(segments)]
+        # blank lines at a text file's end count as segments, where the yaml's are skipped: named (28th hostile pass)
         raise SateError(f"{txt}: line counts differ: {yaml_path.name} has {len(segments)} entries, "
-                        f"{en_path.name} {len(src_lines)} lines, {tgt_path.name} {len(tgt_lines)} lines" +
-                        (f"; {', '.join(blank)}, each read as a segment's text: remove them" if blank else ""))
+                        f"{en_path.name} {len(src_lines)} lines, {tgt_path.name} {len(tgt_lines)} lines"
+                        f"{trailing_blank_lines(((en_path, src_lines), (tgt_path, tgt_lines)), len(segments))}")
 
     result = SplitResult(split)
     infos: dict[str, WavInfo] = {}

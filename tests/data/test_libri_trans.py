@@ -145,6 +145,10 @@ def _missing_audio(root: Path) -> None:
      r"train: line counts differ: alignments\.meta has 3 segment lines after its header, train\.en 3 lines, "
      r"train\.fr 2 lines, train_gtranslate\.fr 3 lines"),
     (_edit("train/train_gtranslate.fr", lambda lines: lines + ["extra"]), r"train_gtranslate\.fr 4 lines"),
+    # 30th hostile pass: a blank line at a text's end (read as a segment's text) was not named, as MuST-C's is
+    (_edit("dev/dev.fr", lambda lines: [*lines, ""]),
+     r"dev: line counts differ: .* dev\.fr 3 lines; dev\.fr ends with 1 blank line\(s\), each read as a segment's "
+     r"text: remove them$"),
     (_edit("dev/alignments.meta", lambda lines: lines[:2] + ["100\t2000\t1\t0.9"] + lines[3:]),
      r"dev/alignments\.meta:3: expected at least 5 whitespace-separated columns .* got 4"),
     (_edit("dev/alignments.meta", lambda lines: lines[:2] + [lines[1]]),
