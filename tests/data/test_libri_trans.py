@@ -170,6 +170,22 @@ def test_errors_name_the_file_and_line(run_sate, libri_trans_root: Path, tmp_pat
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "data").exists()
 
 
+def test_a_missing_gtranslate_file_names_the_option_without_it(run_sate, libri_trans_root: Path,
+                                                                tmp_path: Path) -> None:
+    """A copy without train_gtranslate.fr was "file is missing" alone (30th hostile pass): the advice, followed,
+    prepares the set with one row a segment."""
+    root = tmp_path / "libri_trans"
+    shutil.copytree(libri_trans_root, root)
+    (root / "train" / "train_gtranslate.fr").unlink()
+    rc, _, err = run_sate("prep", "--libri-trans", root, "--out", tmp_path / "data", "--splits", "train")
+    assert rc == 2 and err.strip().endswith("train/train_gtranslate.fr: file is missing (the Google Translate "
+                                            "references, read to double the training set train: --no-gtranslate "
+                                            "prepares it without them)"), err
+    rc, _, err = run_sate("prep", "--libri-trans", root, "--out", tmp_path / "data", "--splits", "train",
+                          "--no-gtranslate")
+    assert rc == 0 and len(read_manifest(tmp_path / "data" / "train.jsonl")) == 3, err
+
+
 def test_bad_options(run_sate, libri_trans_root: Path, tmp_path: Path) -> None:
     rc, _, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--splits", "valid")
     assert rc == 2 and "--splits valid: Augmented LibriSpeech has the sets train, other, dev, test" in err
