@@ -960,7 +960,13 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
         # after train_sp's shards were computed
         splits = [TRAIN_SPLIT, *splits]
     if args.speed_perturb and TRAIN_SPLIT not in splits:
-        raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
+        if args.splits:
+            raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
+        # "in --splits" to a user who gave none, of a directory without train (an ASR one of train-clean-100): given,
+        # it was "train.jsonl: manifest is missing" (30th hostile pass)
+        raise SateError(f"--speed-perturb: {data_dir} holds no {TRAIN_SPLIT}.jsonl (its splits: {', '.join(splits)}), "
+                        f"and speed copies are made of the split named {TRAIN_SPLIT} alone (the translated corpus's "
+                        f"training split, `sate prep`'s default); leave --speed-perturb out for these splits")
     follows = not args.speed_perturb and TRAIN_SPLIT in splits and speed_manifest.is_file()  # an earlier one's copy
     if args.speed_perturb or (follows and speed_split_problem(data_dir) is not None):
         check_speed_manifest_ours(data_dir)

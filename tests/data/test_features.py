@@ -311,6 +311,21 @@ def test_a_train_split_speed_perturbed_already_is_named(run_sate, prepped: Path)
     assert not (prepped / "train_sp.jsonl").exists()
 
 
+def test_speed_perturbation_of_a_directory_without_train_names_its_splits(run_sate, prepped: Path,
+                                                                          tmp_path: Path) -> None:
+    """An ASR directory of LibriSpeech's train-clean-100 alone was told "--speed-perturb needs the train split in
+    --splits", where no --splits was given; given, it was "train.jsonl: manifest is missing" (30th hostile pass)."""
+    data = tmp_path / "asr"
+    data.mkdir()
+    shutil.copy(prepped / "dev.jsonl", data / "train-clean-5.jsonl")
+    rc, _, err = run_sate("features", "--data", data, "--speed-perturb")
+    assert rc == 2 and err.strip() == (
+        f"sate features: error: --speed-perturb: {data} holds no train.jsonl (its splits: train-clean-5), and speed "
+        "copies are made of the split named train alone (the translated corpus's training split, `sate prep`'s "
+        "default); leave --speed-perturb out for these splits")
+    assert sorted(p.name for p in data.iterdir()) == ["train-clean-5.jsonl"]
+
+
 def test_errors(run_sate, prepped: Path, tmp_path: Path) -> None:
     rc, _, err = run_sate("features", "--data", tmp_path / "empty")
     assert rc == 2 and "no manifests" in err
