@@ -1036,5 +1036,9 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
               "from another data directory?); kept: delete it and run `sate features` again for this split's",
               file=sys.stderr)
     elif not cmvn_path.is_file():
-        print(f"note: {one_line(str(cmvn_path))} not written: the {TRAIN_SPLIT} split was not processed")
+        # "was not processed" of a directory that holds no train at all (an ASR one of train-clean-100) sent the user
+        # to process it (30th hostile pass)
+        why = (f"the {TRAIN_SPLIT} split was not processed" if (data_dir / f"{TRAIN_SPLIT}.jsonl").is_file() else
+               f"{one_line(str(data_dir))} holds no {TRAIN_SPLIT} split, the one its statistics come from")
+        print(f"note: {one_line(str(cmvn_path))} not written: {why}")
     return 0

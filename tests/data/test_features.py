@@ -311,8 +311,7 @@ def test_a_train_split_speed_perturbed_already_is_named(run_sate, prepped: Path)
     assert not (prepped / "train_sp.jsonl").exists()
 
 
-def test_speed_perturbation_of_a_directory_without_train_names_its_splits(run_sate, prepped: Path,
-                                                                          tmp_path: Path) -> None:
+def test_a_directory_without_train_is_told_so(run_sate, prepped: Path, tmp_path: Path) -> None:
     """An ASR directory of LibriSpeech's train-clean-100 alone was told "--speed-perturb needs the train split in
     --splits", where no --splits was given; given, it was "train.jsonl: manifest is missing" (30th hostile pass)."""
     data = tmp_path / "asr"
@@ -324,6 +323,11 @@ def test_speed_perturbation_of_a_directory_without_train_names_its_splits(run_sa
         "copies are made of the split named train alone (the translated corpus's training split, `sate prep`'s "
         "default); leave --speed-perturb out for these splits")
     assert sorted(p.name for p in data.iterdir()) == ["train-clean-5.jsonl"]
+    # without --speed-perturb: its features, and a note that says why no CMVN ("the train split was not processed"
+    # sent the user to process a split the directory does not hold)
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and out.splitlines()[-1] == (f"note: {data}/cmvn.json not written: {data} holds no train split, the "
+                                                "one its statistics come from"), err
 
 
 def test_errors(run_sate, prepped: Path, tmp_path: Path) -> None:
