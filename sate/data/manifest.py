@@ -92,6 +92,8 @@ def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) 
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise NotUtf8(f"{path}:{line}: not valid UTF-8 ({err.reason})") from None
+    if strip_bom:  # before the split too: a file that is only a mark (an empty file saved "with BOM") has no lines
+        text = text.removeprefix("\ufeff")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

@@ -154,6 +154,9 @@ def _missing_audio(root: Path) -> None:
     (_edit("dev/alignments.meta", lambda lines: lines[:2] + [lines[1]]),
      r"dev/alignments\.meta:3: segment \S+ appears twice \(first at line 2\)"),
     (_empty_meta, r"dev/alignments\.meta: empty \(expected a header line, then one line per segment\)"),
+    # a file that is only a byte-order mark (an empty file saved "with BOM") is empty too, not a blank header
+    (lambda root: (root / "dev" / "alignments.meta").write_bytes(b"\xef\xbb\xbf"),
+     r"dev/alignments\.meta: empty \(expected a header line, then one line per segment\)"),
     (_missing_audio, r"dev/alignments\.meta:\d: .*dev/audiofiles/\S+\.wav: audio file is missing"),
     # twenty-second hostile pass: another file of as many lines copied as a text became the transcripts, exit 0
     (lambda root: shutil.copyfile(root / "dev" / "alignments.meta", root / "train" / "train.en"),

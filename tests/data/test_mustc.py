@@ -245,6 +245,15 @@ def test_a_bom_at_a_later_lines_start_is_a_joined_files(run_sate, corpus: Path, 
     assert "\ufeff" not in json.dumps(third, ensure_ascii=False)
 
 
+def test_a_split_of_files_holding_only_a_bom_has_no_segments(run_sate, corpus: Path, tmp_path: Path) -> None:
+    # empty files saved "UTF-8 with BOM": no lines, as on main, not one blank line each ("dev.yaml has 0 entries, dev.en
+    # 1 lines", files that look empty; a regression of the later-line mark's fix, found by its review)
+    for ext in ("yaml", "en", "de"):
+        txt(corpus, "dev", ext).write_bytes(b"\xef\xbb\xbf")
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data", "--splits", "dev")
+    assert rc == 2 and "dev: no segments: the corpus lists none for this split" in err, err
+
+
 # ---------------------------------------------------------------------------------------------- bad corpora
 
 
