@@ -960,11 +960,13 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
         # after train_sp's shards were computed
         splits = [TRAIN_SPLIT, *splits]
     if args.speed_perturb and TRAIN_SPLIT not in splits:
-        if args.splits:
+        if os.path.lexists(data_dir / f"{TRAIN_SPLIT}.jsonl"):
             raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
-        # "in --splits" to a user who gave none, of a directory without train (an ASR one of train-clean-100): given,
-        # it was "train.jsonl: manifest is missing" (30th hostile pass)
-        raise SateError(f"--speed-perturb: {data_dir} holds no {TRAIN_SPLIT}.jsonl (its splits: {', '.join(splits)}), "
+        # "in --splits" to a user who gave none, or whose directory has no train (an ASR one of train-clean-100):
+        # followed, it was "train.jsonl: manifest is missing" (30th hostile pass)
+        held = [s for s in manifest_splits(data_dir) if s != SPEED_SPLIT]
+        raise SateError(f"--speed-perturb: {data_dir} holds no {TRAIN_SPLIT}.jsonl (its splits: "
+                        f"{', '.join(held) or 'none'}), "
                         f"and speed copies are made of the split named {TRAIN_SPLIT} alone (the translated corpus's "
                         f"training split, `sate prep`'s default); leave --speed-perturb out for these splits")
     follows = not args.speed_perturb and TRAIN_SPLIT in splits and speed_manifest.is_file()  # an earlier one's copy

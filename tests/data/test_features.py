@@ -317,11 +317,12 @@ def test_a_directory_without_train_is_told_so(run_sate, prepped: Path, tmp_path:
     data = tmp_path / "asr"
     data.mkdir()
     shutil.copy(prepped / "dev.jsonl", data / "train-clean-5.jsonl")
-    rc, _, err = run_sate("features", "--data", data, "--speed-perturb")
-    assert rc == 2 and err.strip() == (
-        f"sate features: error: --speed-perturb: {data} holds no train.jsonl (its splits: train-clean-5), and speed "
-        "copies are made of the split named train alone (the translated corpus's training split, `sate prep`'s "
-        "default); leave --speed-perturb out for these splits")
+    for given in ([], ["--splits", "train-clean-5"]):  # given, it was "needs the train split in --splits" as before
+        rc, _, err = run_sate("features", "--data", data, *given, "--speed-perturb")
+        assert rc == 2 and err.strip() == (
+            f"sate features: error: --speed-perturb: {data} holds no train.jsonl (its splits: train-clean-5), and "
+            "speed copies are made of the split named train alone (the translated corpus's training split, `sate "
+            "prep`'s default); leave --speed-perturb out for these splits"), given
     assert sorted(p.name for p in data.iterdir()) == ["train-clean-5.jsonl"]
     # without --speed-perturb: its features, and a note that says why no CMVN ("the train split was not processed"
     # sent the user to process a split the directory does not hold)
