@@ -66,10 +66,13 @@ def prepare_split(root: Path, name: str, gtranslate: bool, row_filter: RowFilter
     text_paths = [directory / f"{name}.en", directory / f"{name}.fr"]
     if doubled:
         text_paths.append(directory / f"{name}_gtranslate.fr")
-        if not os.path.lexists(text_paths[-1]):  # "file is missing" alone did not say why it was read (30th pass)
-            raise SateError(f"{text_paths[-1]}: file is missing (the Google Translate references, read to double "
-                            f"the training set {name}: --no-gtranslate prepares it without them)")
-    texts = [read_text_lines(path, strip_bom=True) for path in text_paths]
+    texts = []
+    for path in text_paths:  # .en and .fr first: the option's advice fails where one of them is missing too
+        if path.name.endswith("_gtranslate.fr") and not os.path.lexists(path):
+            # "file is missing" alone did not say why it was read (30th hostile pass)
+            raise SateError(f"{path}: file is missing (the Google Translate references, read to double the training "
+                            f"set {name}: --no-gtranslate prepares it without them)")
+        texts.append(read_text_lines(path, strip_bom=True))
     for path, lines in zip(text_paths, texts, strict=True):
         # another file of as many lines (alignments.meta) copied as train.en became the transcripts, exit 0
         # (twenty-second hostile pass)

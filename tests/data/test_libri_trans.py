@@ -187,6 +187,10 @@ def test_a_missing_gtranslate_file_names_the_option_without_it(run_sate, libri_t
     rc, _, err = run_sate("prep", "--libri-trans", root, "--out", tmp_path / "data", "--splits", "train",
                           "--no-gtranslate")
     assert rc == 0 and len(read_manifest(tmp_path / "data" / "train.jsonl")) == 3, err
+    # train.fr missing too (a half copy): its refusal first, where the option's advice, followed, fails on it
+    (root / "train" / "train.fr").unlink()
+    rc, _, err = run_sate("prep", "--libri-trans", root, "--out", tmp_path / "data2", "--splits", "train")
+    assert rc == 2 and err.strip().endswith("train/train.fr: file is missing"), err
 
 
 def test_bad_options(run_sate, libri_trans_root: Path, tmp_path: Path) -> None:
