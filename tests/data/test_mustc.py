@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,16 @@ def test_an_optional_test_set_half_there_names_how_to_leave_it_out(run_sate, cor
                                             "train dev tst-COMMON"), err
     advice = err.strip().rpartition("--splits ")[2].split()
     assert prep(run_sate, corpus, tmp_path / "data", "--splits", *advice)[0] == 0
+    # a good tst-heldout beside it is kept in the advice (a fixed three left it out, quietly)
+    heldout = corpus / "en-de" / "data" / "tst-heldout"
+    shutil.copytree(corpus / "en-de" / "data" / "tst-COMMON", heldout)
+    for ext in ("yaml", "en", "de"):
+        (heldout / "txt" / f"tst-COMMON.{ext}").rename(heldout / "txt" / f"tst-heldout.{ext}")
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data2")
+    assert rc == 2 and err.strip().endswith("leave it out with --splits train dev tst-COMMON tst-heldout"), err
+    advice = err.strip().rpartition("--splits ")[2].split()
+    assert prep(run_sate, corpus, tmp_path / "data2", "--splits", *advice)[0] == 0
+    assert (tmp_path / "data2" / "tst-heldout.jsonl").is_file()
 
 
 def test_length_filter_applies_to_train_only(run_sate, corpus: Path, tmp_path: Path) -> None:
