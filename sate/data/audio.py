@@ -322,11 +322,16 @@ def _other_case(path: Path) -> str:
         return ""
     if not near:
         return ""
-    if unicodedata.normalize("NFC", near) == unicodedata.normalize("NFC", path.name):
-        return (f" ({near} is there, the same name in another Unicode form: its accented letters "
-                f"{'decomposed' if unicodedata.is_normalized('NFD', near) else 'composed'}, as a copy from macOS's "
-                "HFS+ keeps them; rename the file or write the name as the file system has it)")
-    return f" ({near} is there: names differ in case on this file system)"
+    case = unicodedata.normalize("NFC", near) != unicodedata.normalize("NFC", path.name)
+    decomposed = unicodedata.is_normalized("NFD", near)
+    if case and decomposed == unicodedata.is_normalized("NFD", path.name):
+        return f" ({near} is there: names differ in case on this file system)"
+    # HFS+ keeps names decomposed: said of the side that is; a name differing in case too is said so, where renaming
+    # by case alone left the forms apart (both: review of the 30th hostile pass)
+    how = ("its accented letters decomposed, as a copy from macOS's HFS+ keeps them" if decomposed else
+           "its accented letters composed, the name given decomposed, as macOS's HFS+ keeps names")
+    return (f" ({near} is there, the same name in another Unicode form{' and case' if case else ''}: {how}; rename "
+            "the file or write the name as the file system has it)")
 
 
 def wav_info(path: str | Path) -> WavInfo:

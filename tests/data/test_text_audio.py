@@ -343,6 +343,16 @@ def test_a_missing_audio_file_there_in_another_unicode_form_is_named(tmp_path: P
                                         r"from macOS's HFS\+ keeps them; rename the file or write the name as the file "
                                         r"system has it\)$"):
         wav_info(tmp_path / composed)
+    # the other way round (the file composed): HFS+ is said of the name given, which it would keep decomposed
+    sf.write(tmp_path / "t\u00e9dx_2.wav", np.zeros(1600, np.float32), 16000)
+    with pytest.raises(SateError, match=r"^.*: audio file is missing \(t\u00e9dx_2\.wav is there, the same name in "
+                                        r"another Unicode form: its accented letters composed, the name given "
+                                        r"decomposed, as macOS's HFS\+ keeps names; rename"):
+        wav_info(tmp_path / "te\u0301dx_2.wav")
+    # in case and form both: renaming by case alone left the forms apart, where only the case was said
+    with pytest.raises(SateError, match=rf"^.*: audio file is missing \({decomposed} is there, the same name in "
+                                        r"another Unicode form and case: its accented letters decomposed"):
+        wav_info(tmp_path / "T\u00c9DX_1.wav")
 
 
 def test_a_missing_audio_file_there_in_another_case_is_named(tmp_path: Path) -> None:
