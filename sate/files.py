@@ -229,6 +229,31 @@ def given_path(value: object, what: str) -> Path:
     return Path(value)
 
 
+def cache_snapshot(directory: Path) -> Path | None:
+    """The snapshot folder of a Hugging Face cache's repository folder (``models--openai--whisper-small``, which
+    holds the files a level down), or None: the one ``refs/main`` names, else the only one. The newest by name was
+    no answer: snapshots are named by commit hash, so with several it could name an old revision (24th hostile
+    pass). Whisper's and Marian's folders are named so."""
+    snapshots = sorted(p for p in (directory / "snapshots").glob("*") if p.is_dir())
+    try:
+        named = (directory / "refs" / "main").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        named = ""
+    chosen = [p for p in snapshots if p.name == named]
+    return chosen[0] if chosen else snapshots[0] if len(snapshots) == 1 else None
+
+
+def cache_hint(directory: Path) -> str:
+    """What a refusal of ``directory`` as a model's folder adds where it is a Hugging Face cache's folder of the model
+    (``models--Helsinki-NLP--opus-mt-en-de``): the snapshot to name, or where they are; '' for any other folder."""
+    if not (directory / "snapshots").is_dir():
+        return ""
+    snapshot = cache_snapshot(directory)
+    return (f"; a Hugging Face cache folder: name its snapshot ({snapshot})" if snapshot is not None else
+            f"; a Hugging Face cache folder: name one of {directory / 'snapshots'}/ (its refs/main says which is "
+            "current)")
+
+
 def require_file(path: Path, what: str, missing: str | Callable[[], str]) -> None:
     """A regular file at ``path``: anything else there named by `not_a_file`, and nothing there refused with
     ``missing`` (the caller's line, with the command that makes the file; a function where making the line looks at

@@ -25,6 +25,7 @@ import stat
 import sys
 import termios
 import time
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -306,15 +307,31 @@ def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:
 
 def _other_case(path: Path) -> str:
     """Where the file is there under its name in another case (`wav: ted_1.WAV` beside `ted_1.wav`, a corpus copied
-    from a file system that ignores case), that name, said: "missing" alone sent the user to look for a file that
-    was there (25th hostile pass, hand25d)."""
+    from a file system that ignores case), or in another Unicode form (`tédx_1.wav` typed as one character, the file's
+    name decomposed, e + a combining accent, as macOS's HFS+ wrote it and a copy kept), that name, said: "missing"
+    alone sent the user to look for a file that was there, two names that look alike (25th hostile pass, hand25d;
+    the Unicode form: 30th)."""
+    def key(name: str) -> str:
+        return unicodedata.normalize("NFC", name).lower()
+
     try:
         folder = path.parent if str(path.parent) else Path(".")
         near = next((entry.name for entry in os.scandir(folder)  # not the name itself (a broken link is missing)
-                     if entry.name.lower() == path.name.lower() and entry.name != path.name), None)
+                     if key(entry.name) == key(path.name) and entry.name != path.name), None)
     except OSError:
         return ""
-    return f" ({near} is there: names differ in case on this file system)" if near else ""
+    if not near:
+        return ""
+    case = unicodedata.normalize("NFC", near) != unicodedata.normalize("NFC", path.name)
+    decomposed = unicodedata.is_normalized("NFD", near)
+    if case and decomposed == unicodedata.is_normalized("NFD", path.name):
+        return f" ({near} is there: names differ in case on this file system)"
+    # HFS+ keeps names decomposed: said of the side that is; a name differing in case too is said so, where renaming
+    # by case alone left the forms apart (both: review of the 30th hostile pass)
+    how = ("its accented letters decomposed, as a copy from macOS's HFS+ keeps them" if decomposed else
+           "its accented letters composed, the name given decomposed, as macOS's HFS+ keeps names")
+    return (f" ({near} is there, the same name in another Unicode form{' and case' if case else ''}: {how}; rename "
+            "the file or write the name as the file system has it)")
 
 
 def wav_info(path: str | Path) -> WavInfo:

@@ -960,7 +960,15 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
         # after train_sp's shards were computed
         splits = [TRAIN_SPLIT, *splits]
     if args.speed_perturb and TRAIN_SPLIT not in splits:
-        raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
+        if os.path.lexists(data_dir / f"{TRAIN_SPLIT}.jsonl"):
+            raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
+        # "in --splits" to a user who gave none, or whose directory has no train (an ASR one of train-clean-100):
+        # followed, it was "train.jsonl: manifest is missing" (30th hostile pass)
+        held = [s for s in manifest_splits(data_dir) if s != SPEED_SPLIT]
+        raise SateError(f"--speed-perturb: {data_dir} holds no {TRAIN_SPLIT}.jsonl (its splits: "
+                        f"{', '.join(held) or 'none'}), "
+                        f"and speed copies are made of the split named {TRAIN_SPLIT} alone (the translated corpus's "
+                        f"training split, `sate prep`'s default); leave --speed-perturb out for these splits")
     follows = not args.speed_perturb and TRAIN_SPLIT in splits and speed_manifest.is_file()  # an earlier one's copy
     if args.speed_perturb or (follows and speed_split_problem(data_dir) is not None):
         check_speed_manifest_ours(data_dir)
@@ -1030,5 +1038,9 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
               "from another data directory?); kept: delete it and run `sate features` again for this split's",
               file=sys.stderr)
     elif not cmvn_path.is_file():
-        print(f"note: {one_line(str(cmvn_path))} not written: the {TRAIN_SPLIT} split was not processed")
+        # "was not processed" of a directory that holds no train at all (an ASR one of train-clean-100) sent the user
+        # to process it (30th hostile pass)
+        why = (f"the {TRAIN_SPLIT} split was not processed" if (data_dir / f"{TRAIN_SPLIT}.jsonl").is_file() else
+               f"{one_line(str(data_dir))} holds no {TRAIN_SPLIT} split, the one its statistics come from")
+        print(f"note: {one_line(str(cmvn_path))} not written: {why}")
     return 0

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 from sate.data.audio import segment_samples
-from sate.data.manifest import check_sentences, read_text_lines
+from sate.data.manifest import check_sentences, read_text_lines, trailing_blank_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
 from sate.files import few_paths, held_inside
@@ -66,7 +66,13 @@ def prepare_split(root: Path, name: str, gtranslate: bool, row_filter: RowFilter
     text_paths = [directory / f"{name}.en", directory / f"{name}.fr"]
     if doubled:
         text_paths.append(directory / f"{name}_gtranslate.fr")
-    texts = [read_text_lines(path, strip_bom=True) for path in text_paths]
+    texts = []
+    for path in text_paths:  # .en and .fr first: the option's advice fails where one of them is missing too
+        if path.name.endswith("_gtranslate.fr") and not os.path.lexists(path):
+            # "file is missing" alone did not say why it was read (30th hostile pass)
+            raise SateError(f"{path}: file is missing (the Google Translate references, read to double the training "
+                            f"set {name}: --no-gtranslate prepares it without them)")
+        texts.append(read_text_lines(path, strip_bom=True))
     for path, lines in zip(text_paths, texts, strict=True):
         # another file of as many lines (alignments.meta) copied as train.en became the transcripts, exit 0
         # (twenty-second hostile pass)
@@ -74,7 +80,7 @@ def prepare_split(root: Path, name: str, gtranslate: bool, row_filter: RowFilter
     if any(len(lines) != len(meta) for lines in texts):
         counts = ", ".join(f"{path.name} {len(lines)} lines" for path, lines in zip(text_paths, texts, strict=True))
         raise SateError(f"{directory}: line counts differ: {meta_path.name} has {len(meta)} segment lines after its "
-                        f"header, {counts}")
+                        f"header, {counts}{trailing_blank_lines(zip(text_paths, texts, strict=True), len(meta))}")
 
     result = SplitResult(MANIFEST_NAMES.get(name, name))
     for k, (lineno, seg) in enumerate(meta):

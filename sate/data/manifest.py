@@ -74,7 +74,10 @@ def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) 
 
     ``str.splitlines`` also splits on U+2028 and friends, which occur in real transcripts and
     would shift every following line against the yaml. ``strip_bom`` drops a byte-order mark at the
-    start (editors on Windows write one) for corpus text; `sate score` keeps it, as sacrebleu does.
+    start (editors on Windows write one) for corpus text, and at any line's start: files joined with `cat` keep each
+    one's mark there, which stayed in a translation (a piece of the target vocabulary, a reference's first word no
+    hypothesis matched) or made a Kaldi key no other table holds (30th hostile pass); `sate score` keeps it, as
+    sacrebleu does.
     ``gzipped``: the file is gzip-compressed text (`sate score` reads a ``*.gz`` so, as sacrebleu does).
     """
     if path.is_dir():
@@ -89,12 +92,12 @@ def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) 
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise NotUtf8(f"{path}:{line}: not valid UTF-8 ({err.reason})") from None
-    if strip_bom:
+    if strip_bom:  # before the split too: a file that is only a mark (an empty file saved "with BOM") has no lines
         text = text.removeprefix("\ufeff")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return [line.rstrip("\r") for line in lines]
+    return [line.rstrip("\r").removeprefix("\ufeff") if strip_bom else line.rstrip("\r") for line in lines]
 
 
 # What YAML and str.splitlines read as a line break besides \n, by the name a message gives it
@@ -160,6 +163,15 @@ def check_sentences(path: Path, lines: list[str], wanted: str) -> None:
     what = not_sentences(lines)
     if what is not None:
         raise SateError(f"{path}: {what}, not {wanted}")
+
+
+def trailing_blank_lines(texts: Iterable[tuple[Path, list[str]]], count: int) -> str:
+    """What to add to a corpus's "line counts differ" refusal where a text file holds ``count`` lines, the segment
+    list's count, but for blank lines at its end (an editor's, `echo >> FILE`), which count as segments' texts: the
+    counts alone did not say so (28th hostile pass, MuST-C; 30th, Augmented LibriSpeech)."""
+    blank = [f"{path.name} ends with {n} blank line(s)" for path, lines in texts
+             if (n := len(lines) - len("\n".join(lines).rstrip().split("\n"))) and len(lines) - n == count]
+    return f"; {', '.join(blank)}, each read as a segment's text: remove them" if blank else ""
 
 
 def _json_object(line: str) -> bool:

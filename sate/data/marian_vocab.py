@@ -33,7 +33,7 @@ from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines
 from sate.data.text import SOUND_TAG
 from sate.data.tokens import BLANK, UNK, check_texts, token_ids
 from sate.errors import SateError, one_line, shown
-from sate.files import contents_digest, read_json, replace_together, require_file
+from sate.files import cache_hint, contents_digest, read_json, replace_together, require_file
 
 FILES = ("source.spm", "target.spm", "vocab.json")
 FOREIGN_SHARE = 0.05  # of a SentencePiece model's pieces, at most, that its Marian model's vocab.json may lack
@@ -188,8 +188,11 @@ def check_marian_dir(hub_dir: Path) -> list[str]:
     """A Marian directory's pieces, or a `SateError` naming what is missing or inconsistent. `sate vocab` calls
     it before it touches the data directory, so a bad --marian leaves the old vocabulary usable."""
     for name in FILES:
+        # a Hugging Face cache's folder of the model: "source.spm is missing" alone sent the user to download a model
+        # that was there, a level down (30th hostile pass)
         require_file(hub_dir / name, f"a Marian model's {name}",
-                     f"--marian {hub_dir}: {name} is missing (a Marian directory holds {', '.join(FILES)})")
+                     lambda name=name: f"--marian {hub_dir}: {name} is missing (a Marian directory holds "
+                                       f"{', '.join(FILES)}){cache_hint(hub_dir)}")
     pieces = marian_pieces(hub_dir)
     config = hub_dir / "config.json"
     if config.is_file() and read_json(config).get("vocab_size") != len(pieces):

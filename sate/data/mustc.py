@@ -26,6 +26,7 @@ from sate.data.manifest import (
     check_sentences,
     read_text_lines,
     refuse_line_break,
+    trailing_blank_lines,
 )
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, first_few, one_line, shown
@@ -207,14 +208,10 @@ def prepare_split(mustc_dir: Path, split: str, tgt_lang: str, row_filter: RowFil
         # a copy of another file under SPLIT.de became the split's translations, exit 0 (twenty-second hostile pass)
         check_sentences(path, lines, "the split's text of one segment a line")
     if not len(segments) == len(src_lines) == len(tgt_lines):
-        # blank lines at a text file's end (an editor's, `echo >> FILE`) count as segments: the counts alone did not
-        # say so, where the yaml's are skipped (28th hostile pass); named where the file has the yaml's count without
-        blank = [f"{path.name} ends with {n} blank line(s)" for path, lines in ((en_path, src_lines),
-                                                                              (tgt_path, tgt_lines))
-                 if (n := len(lines) - len("\n".join(lines).rstrip().split("\n"))) and len(lines) - n == len(segments)]
+        # blank lines at a text file's end count as segments, where the yaml's are skipped: named (28th hostile pass)
         raise SateError(f"{txt}: line counts differ: {yaml_path.name} has {len(segments)} entries, "
-                        f"{en_path.name} {len(src_lines)} lines, {tgt_path.name} {len(tgt_lines)} lines" +
-                        (f"; {', '.join(blank)}, each read as a segment's text: remove them" if blank else ""))
+                        f"{en_path.name} {len(src_lines)} lines, {tgt_path.name} {len(tgt_lines)} lines"
+                        f"{trailing_blank_lines(((en_path, src_lines), (tgt_path, tgt_lines)), len(segments))}")
 
     result = SplitResult(split)
     infos: dict[str, WavInfo] = {}
@@ -316,6 +313,19 @@ def prepare(mustc_root: Path, tgt_lang: str, splits: list[str] | None, row_filte
         raise SateError(f"{mustc_dir}: `sate synth` has not finished this corpus (it has no {layout.SYNTH_SUMMARY}: "
                         "the run stopped or failed, or is still running: then wait for it), and its split texts may "
                         f"name talks it voiced anew; {_synth_again(mustc_dir, mustc_root)}, which finishes it")
-    if splits is None:
-        splits = list(DEFAULT_SPLITS) + [s for s in OPTIONAL_SPLITS if (mustc_dir / "data" / s).is_dir()]
-    return [prepare_split(mustc_dir, split, tgt_lang, row_filter) for split in splits]
+    if splits is not None:
+        return [prepare_split(mustc_dir, split, tgt_lang, row_filter) for split in splits]
+    results = [prepare_split(mustc_dir, split, tgt_lang, row_filter) for split in DEFAULT_SPLITS]
+    good, failed = list(DEFAULT_SPLITS), []  # optional splits that read, and those that do not (with why)
+    for split in (s for s in OPTIONAL_SPLITS if (mustc_dir / "data" / s).is_dir()):
+        try:
+            results.append(prepare_split(mustc_dir, split, tgt_lang, row_filter))
+            good.append(split)
+        except SateError as err:  # a folder half unpacked (wav/ alone): "tst-HE.yaml: file is missing" said nothing
+            # of why a split not asked for was read, nor how to leave it out (30th hostile pass)
+            failed.append((split, err))
+    if failed:  # the advice keeps every split that reads (a tst-heldout beside a broken tst-HE was left out)
+        split, err = failed[0]
+        raise SateError(f"{err}; {split} is read when --splits is not given because its folder is there: leave it "
+                        f"out with --splits {' '.join(good)}")
+    return results

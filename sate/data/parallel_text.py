@@ -64,7 +64,8 @@ def open_binary(path: Path) -> BinaryIO:
 
 
 def _lines(path: Path) -> Iterator[str]:
-    """Decoded lines, split on ``\\n`` only (as `sate.data.manifest.read_text_lines`), ``\\r`` and a BOM dropped."""
+    """Decoded lines, split on ``\\n`` only (as `sate.data.manifest.read_text_lines`), ``\\r`` and a BOM at any line's
+    start dropped."""
     try:
         with open_binary(path) as f:
             for lineno, raw in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), start=1):
@@ -75,9 +76,8 @@ def _lines(path: Path) -> Iterator[str]:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as err:
                     raise SateError(f"{path}:{lineno}: not valid UTF-8 ({err.reason})") from None
-                if lineno == 1:
-                    line = line.removeprefix("\ufeff")
-                yield line.rstrip("\n").rstrip("\r")
+                # a mark at a later line's start is a file's joined on with `cat` (30th hostile pass)
+                yield line.rstrip("\n").rstrip("\r").removeprefix("\ufeff")
     except (OSError, EOFError, zlib.error) as err:  # gzip.BadGzipFile is an OSError; a cut gzip raises EOFError
         raise SateError(f"{path}: cannot read: {_why(err)}") from None
 

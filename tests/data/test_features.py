@@ -311,6 +311,26 @@ def test_a_train_split_speed_perturbed_already_is_named(run_sate, prepped: Path)
     assert not (prepped / "train_sp.jsonl").exists()
 
 
+def test_a_directory_without_train_is_told_so(run_sate, prepped: Path, tmp_path: Path) -> None:
+    """An ASR directory of LibriSpeech's train-clean-100 alone was told "--speed-perturb needs the train split in
+    --splits", where no --splits was given; given, it was "train.jsonl: manifest is missing" (30th hostile pass)."""
+    data = tmp_path / "asr"
+    data.mkdir()
+    shutil.copy(prepped / "dev.jsonl", data / "train-clean-5.jsonl")
+    for given in ([], ["--splits", "train-clean-5"]):  # given, it was "needs the train split in --splits" as before
+        rc, _, err = run_sate("features", "--data", data, *given, "--speed-perturb")
+        assert rc == 2 and err.strip() == (
+            f"sate features: error: --speed-perturb: {data} holds no train.jsonl (its splits: train-clean-5), and "
+            "speed copies are made of the split named train alone (the translated corpus's training split, `sate "
+            "prep`'s default); leave --speed-perturb out for these splits"), given
+    assert sorted(p.name for p in data.iterdir()) == ["train-clean-5.jsonl"]
+    # without --speed-perturb: its features, and a note that says why no CMVN ("the train split was not processed"
+    # sent the user to process a split the directory does not hold)
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and out.splitlines()[-1] == (f"note: {data}/cmvn.json not written: {data} holds no train split, the "
+                                                "one its statistics come from"), err
+
+
 def test_errors(run_sate, prepped: Path, tmp_path: Path) -> None:
     rc, _, err = run_sate("features", "--data", tmp_path / "empty")
     assert rc == 2 and "no manifests" in err

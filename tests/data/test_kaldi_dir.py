@@ -172,6 +172,19 @@ def test_an_utterance_without_segments_needs_a_recording(run_sate, kaldi_corpus,
     assert rc == 2 and re.search(r"plain/text:2: utterance recC has no recording in .*wav\.scp", err), err
 
 
+def test_a_bom_at_a_later_lines_start_is_a_joined_files(run_sate, kaldi_corpus, tmp_path: Path) -> None:
+    """`cat a/text b/text > text` of two files that each open with a BOM: b's first key held it, invisible, and was
+    refused as "utterance recB has no recording in wav.scp", whose line holds recB (30th hostile pass)."""
+    directory = tmp_path / "joined"
+    directory.mkdir()
+    audio = kaldi_corpus[0].parent / "audio"
+    (directory / "wav.scp").write_text(f"\ufeffrecA {audio / 'recA.wav'}\n\ufeffrecB {audio / 'recB.wav'}\n")
+    (directory / "text").write_text("\ufeffrecA FIRST\n\ufeffrecB SECOND\n")
+    rc, out, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "dev")
+    assert rc == 0 and "dev: 2 segments" in out, err
+    assert [row["id"] for row in read_manifest(tmp_path / "data" / "dev.jsonl")] == ["recA", "recB"]
+
+
 @pytest.mark.parametrize("utt", ["u\u200b1", "u\x1b1"])  # a zero-width space, an ESC: both invisible
 def test_an_id_every_later_stage_refuses_is_refused_by_prep(run_sate, kaldi_corpus, tmp_path: Path, utt: str) -> None:
     """`sate prep` wrote a row whose id `sate features` then refused ("id must be ... without invisible characters"):

@@ -145,11 +145,18 @@ def _missing_audio(root: Path) -> None:
      r"train: line counts differ: alignments\.meta has 3 segment lines after its header, train\.en 3 lines, "
      r"train\.fr 2 lines, train_gtranslate\.fr 3 lines"),
     (_edit("train/train_gtranslate.fr", lambda lines: lines + ["extra"]), r"train_gtranslate\.fr 4 lines"),
+    # 30th hostile pass: a blank line at a text's end (read as a segment's text) was not named, as MuST-C's is
+    (_edit("dev/dev.fr", lambda lines: [*lines, ""]),
+     r"dev: line counts differ: .* dev\.fr 3 lines; dev\.fr ends with 1 blank line\(s\), each read as a segment's "
+     r"text: remove them$"),
     (_edit("dev/alignments.meta", lambda lines: lines[:2] + ["100\t2000\t1\t0.9"] + lines[3:]),
      r"dev/alignments\.meta:3: expected at least 5 whitespace-separated columns .* got 4"),
     (_edit("dev/alignments.meta", lambda lines: lines[:2] + [lines[1]]),
      r"dev/alignments\.meta:3: segment \S+ appears twice \(first at line 2\)"),
     (_empty_meta, r"dev/alignments\.meta: empty \(expected a header line, then one line per segment\)"),
+    # a file that is only a byte-order mark (an empty file saved "with BOM") is empty too, not a blank header
+    (lambda root: (root / "dev" / "alignments.meta").write_bytes(b"\xef\xbb\xbf"),
+     r"dev/alignments\.meta: empty \(expected a header line, then one line per segment\)"),
     (_missing_audio, r"dev/alignments\.meta:\d: .*dev/audiofiles/\S+\.wav: audio file is missing"),
     # twenty-second hostile pass: another file of as many lines copied as a text became the transcripts, exit 0
     (lambda root: shutil.copyfile(root / "dev" / "alignments.meta", root / "train" / "train.en"),
@@ -164,6 +171,26 @@ def test_errors_name_the_file_and_line(run_sate, libri_trans_root: Path, tmp_pat
     rc, _, err = run_sate("prep", "--libri-trans", root, "--out", tmp_path / "data")
     assert rc == 2 and re.search(pattern, err), err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "data").exists()
+
+
+def test_a_missing_gtranslate_file_names_the_option_without_it(run_sate, libri_trans_root: Path,
+                                                                tmp_path: Path) -> None:
+    """A copy without train_gtranslate.fr was "file is missing" alone (30th hostile pass): the advice, followed,
+    prepares the set with one row a segment."""
+    root = tmp_path / "libri_trans"
+    shutil.copytree(libri_trans_root, root)
+    (root / "train" / "train_gtranslate.fr").unlink()
+    rc, _, err = run_sate("prep", "--libri-trans", root, "--out", tmp_path / "data", "--splits", "train")
+    assert rc == 2 and err.strip().endswith("train/train_gtranslate.fr: file is missing (the Google Translate "
+                                            "references, read to double the training set train: --no-gtranslate "
+                                            "prepares it without them)"), err
+    rc, _, err = run_sate("prep", "--libri-trans", root, "--out", tmp_path / "data", "--splits", "train",
+                          "--no-gtranslate")
+    assert rc == 0 and len(read_manifest(tmp_path / "data" / "train.jsonl")) == 3, err
+    # train.fr missing too (a half copy): its refusal first, where the option's advice, followed, fails on it
+    (root / "train" / "train.fr").unlink()
+    rc, _, err = run_sate("prep", "--libri-trans", root, "--out", tmp_path / "data2", "--splits", "train")
+    assert rc == 2 and err.strip().endswith("train/train.fr: file is missing"), err
 
 
 def test_bad_options(run_sate, libri_trans_root: Path, tmp_path: Path) -> None:

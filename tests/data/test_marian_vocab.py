@@ -114,6 +114,20 @@ def test_vocab_switches_back_to_sentencepiece(marian_data: Path) -> None:
     assert (marian_data / "marian" / CTC_TOKENS).is_file()  # nothing the user made is removed
 
 
+def test_a_hugging_face_cache_folder_names_its_snapshot(tmp_path: Path, marian_data: Path, marian_dir: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """`--marian ~/.cache/huggingface/hub/models--Helsinki-NLP--opus-mt-en-de`, the model's folder in the cache, was
+    "source.spm is missing" alone: the files are a level down, in a snapshot (30th hostile pass), as Whisper's are
+    named. The snapshot named works."""
+    cache = tmp_path / "hub" / "models--Helsinki-NLP--opus-mt-en-de"
+    snapshot = shutil.copytree(marian_dir, cache / "snapshots" / "0a1b2c")
+    assert main(["vocab", "--data", str(marian_data), "--marian", str(cache)]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"source.spm is missing (a Marian directory holds source.spm, "
+                                                    f"target.spm, vocab.json); a Hugging Face cache folder: name its "
+                                                    f"snapshot ({snapshot})")
+    assert main(["vocab", "--data", str(marian_data), "--marian", str(snapshot)]) == 0
+
+
 def test_vocab_marian_errors(tmp_path: Path, marian_data: Path, marian_dir: Path,
                             capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["vocab", "--data", str(marian_data), "--marian", str(marian_dir), "--src-size", "10"]) == 2

@@ -41,6 +41,13 @@ def test_plain_and_gzip_give_the_same_pairs(tmp_path: Path) -> None:
     assert check_pairs([plain, zipped]) == [3, 3]
 
 
+def test_a_bom_at_a_later_lines_start_is_dropped(tmp_path: Path) -> None:
+    # two files joined with `cat`, each opening with a BOM: the second one's stayed in its first pair (30th pass)
+    en = write(tmp_path / "j.en", "\ufeffHello.\n\ufeffBye.\n")
+    de = write(tmp_path / "j.de", "\ufeffHallo.\n\ufeffTschüss.\n", gz=True)
+    assert list(read_pairs([(en, de)])) == [Pair(0, 0, "Hello.", "Hallo."), Pair(0, 1, "Bye.", "Tschüss.")]
+
+
 def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
     en = write(tmp_path / "x.en", "one\ntwo\nthree\n")
     de = write(tmp_path / "x.de", "eins\nzwei\n")

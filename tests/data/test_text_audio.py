@@ -332,6 +332,29 @@ def test_a_file_named_dash_is_read_as_that_file(tmp_path: Path, monkeypatch: pyt
     assert len(read) == 8000 and np.allclose(read, wave[:8000], atol=1e-3)
 
 
+def test_a_missing_audio_file_there_in_another_unicode_form_is_named(tmp_path: Path) -> None:
+    """`wav: tédx_1.wav` typed composed (NFC) beside a file whose name is decomposed (NFD, as macOS's HFS+ wrote it):
+    the two look alike, and "audio file is missing" alone sent the user to look for a file that was there (30th
+    hostile pass)."""
+    composed, decomposed = "t\u00e9dx_1.wav", "te\u0301dx_1.wav"
+    sf.write(tmp_path / decomposed, np.zeros(1600, np.float32), 16000)
+    with pytest.raises(SateError, match=rf"^.*/{composed}: audio file is missing \({decomposed} is there, the same "
+                                        r"name in another Unicode form: its accented letters decomposed, as a copy "
+                                        r"from macOS's HFS\+ keeps them; rename the file or write the name as the file "
+                                        r"system has it\)$"):
+        wav_info(tmp_path / composed)
+    # the other way round (the file composed): HFS+ is said of the name given, which it would keep decomposed
+    sf.write(tmp_path / "t\u00e9dx_2.wav", np.zeros(1600, np.float32), 16000)
+    with pytest.raises(SateError, match=r"^.*: audio file is missing \(t\u00e9dx_2\.wav is there, the same name in "
+                                        r"another Unicode form: its accented letters composed, the name given "
+                                        r"decomposed, as macOS's HFS\+ keeps names; rename"):
+        wav_info(tmp_path / "te\u0301dx_2.wav")
+    # in case and form both: renaming by case alone left the forms apart, where only the case was said
+    with pytest.raises(SateError, match=rf"^.*: audio file is missing \({decomposed} is there, the same name in "
+                                        r"another Unicode form and case: its accented letters decomposed"):
+        wav_info(tmp_path / "T\u00c9DX_1.wav")
+
+
 def test_a_missing_audio_file_there_in_another_case_is_named(tmp_path: Path) -> None:
     """`wav: ted_1.WAV` beside `ted_1.wav` (a corpus copied from a file system that ignores case) was "audio file is
     missing" alone, and the user looked for a file that was there (25th hostile pass, hand25d)."""

@@ -23,7 +23,7 @@ from typing import Literal
 import torch
 
 from sate.errors import SateError, shown
-from sate.files import not_a_file
+from sate.files import cache_hint, not_a_file
 from sate.layout import CT2_MODEL, HUB_WEIGHT_FILES
 from sate.models.hub.ctranslate2_file import ModelIndex, read_index, read_tensors
 from sate.models.hub.files import (
@@ -70,26 +70,9 @@ def whisper_format(directory: Path) -> Literal["ctranslate2", "huggingface"]:
     config = directory / "config.json"
     if config.is_file() and any((directory / name).is_file() for name in weights):
         return "huggingface"
-    snapshot = cache_snapshot(directory)
-    hint = (f"; a Hugging Face cache folder: name its snapshot ({snapshot})" if snapshot is not None
-            else f"; a Hugging Face cache folder: name one of {directory / 'snapshots'}/ (its refs/main says which "
-                 "is current)" if (directory / "snapshots").is_dir() else "")
+    hint = cache_hint(directory)
     raise SateError(f"{directory}: not a Whisper model directory: expected {CT2_MODEL} (CTranslate2, faster-whisper) "
                     f"or config.json with {' or '.join(HUB_WEIGHT_FILES)} (Hugging Face){hint}")
-
-
-def cache_snapshot(directory: Path) -> Path | None:
-    """The snapshot folder of a Hugging Face cache's repository folder (``models--openai--whisper-small``, which
-    holds the files a level down), or None: the one ``refs/main`` names, else the only one. The newest by name was
-    no answer: snapshots are named by commit hash, so with several it could name an old revision (24th hostile
-    pass)."""
-    snapshots = sorted(p for p in (directory / "snapshots").glob("*") if p.is_dir())
-    try:
-        named = (directory / "refs" / "main").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        named = ""
-    chosen = [p for p in snapshots if p.name == named]
-    return chosen[0] if chosen else snapshots[0] if len(snapshots) == 1 else None
 
 
 def ct2_index(directory: Path) -> ModelIndex:
