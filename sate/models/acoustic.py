@@ -125,8 +125,9 @@ class AcousticEncoder(nn.Module):
 
         With CTC on top both are the same tensor.
         """
-        if self.training and self.espnet_name == "conformer" and feats.size(0) == 1 \
-                and ((feats.size(1) - 1) // 2 - 1) // 2 == 1:
+        padded = self.training and self.espnet_name == "conformer" and feats.size(0) == 1 \
+            and ((feats.size(1) - 1) // 2 - 1) // 2 == 1
+        if padded:
             # a 0.1-s segment (8 frames: one encoder frame), alone in a training batch (its neighbour in length over
             # half of batch.per_device, or a corpus of one), was ESPnet's BatchNorm ValueError, a traceback (28th
             # hostile pass). It is padded as a longer neighbour would pad it: its lengths, and so its masks, stay.
@@ -135,7 +136,10 @@ class AcousticEncoder(nn.Module):
             out, out_lengths, _ = self.encoder(feats, lengths)
         finally:
             self._valid = None
+        ctc_input = out
         if isinstance(out, tuple):  # (top, [(layer, states)]): ESPnet's intermediate output
             out, [(_, ctc_input)] = out
-            return out, ctc_input, out_lengths
-        return out, out, out_lengths
+        if padded:  # the padding's frame is cut again: the ASR teacher's CTC frames (KD_asr), encoded in eval mode
+            # without it, were one fewer, refused as a teacher of another front-end (30th hostile pass)
+            out, ctc_input = out[:, :1], ctc_input[:, :1]
+        return out, ctc_input, out_lengths

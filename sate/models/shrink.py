@@ -40,12 +40,16 @@ def ctc_shrink(
     segment = (starts.cumsum(dim=1) - 1).clamp(min=0)  # segment index of each frame
     out_lengths = starts.sum(dim=1)
     size = max(int(out_lengths.max()), 1)
-    weight = keep.to(h.dtype)[..., None]
+    weight = keep.float()[..., None]
+    count = weight.new_zeros(batch, size, 1).scatter_add(1, segment[..., None], weight).clamp(min=1)
 
     def pool(x: torch.Tensor) -> torch.Tensor:
+        """Sums and means in float32, returned in x's dtype: under CUDA autocast the states (after a LayerNorm, which
+        autocast runs in float32) and the logits (bf16 or fp16) differ, which scatter_add refused (30th hostile pass);
+        a segment's frame count and sum need not round to 8 bits either."""
+        wide = torch.promote_types(x.dtype, torch.float32)
         index = segment[..., None].expand(-1, -1, x.size(-1))
-        total = x.new_zeros(batch, size, x.size(-1)).scatter_add(1, index, x * weight)
-        count = weight.new_zeros(batch, size, 1).scatter_add(1, segment[..., None], weight)
-        return total / count.clamp(min=1)
+        total = x.new_zeros(batch, size, x.size(-1), dtype=wide).scatter_add(1, index, x.to(wide) * weight.to(wide))
+        return (total / count.to(wide)).to(x.dtype)
 
     return pool(h), pool(ctc_logits), out_lengths

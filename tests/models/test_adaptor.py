@@ -111,6 +111,21 @@ def test_shrink_gradients_reach_frames_of_kept_segments_only() -> None:
     assert h.grad[0, :, 0].tolist() == [0.0, 0.5, 0.5, 0.0]
 
 
+def test_shrink_pools_states_and_logits_of_mixed_precision() -> None:
+    """Under CUDA autocast (trainer.precision auto on a GPU: bf16-mixed or 16-mixed) the acoustic states come out of a
+    LayerNorm, which autocast runs in float32, and the CTC logits out of a Linear, in bf16 or fp16: scatter_add refused
+    the pair ("Expected self.dtype to be equal to src.dtype"), a traceback at every shrink training step (30th hostile
+    pass). Each comes back in its own dtype, pooled as in float32."""
+    logits, lengths = _logits_for([[0, 2, 2, 0, 0, 3, 3, 2], [4, 4, 4]])
+    h = torch.randn(2, 8, D)
+    want_h, want_logits, want_lengths = ctc_shrink(h, logits, lengths)
+    for low in (torch.bfloat16, torch.float16):
+        out, out_logits, out_lengths = ctc_shrink(h, logits.to(low), lengths)
+        assert out.dtype == torch.float32 and out_logits.dtype == low and out_lengths.tolist() == want_lengths.tolist()
+        torch.testing.assert_close(out, want_h)
+        torch.testing.assert_close(out_logits.float(), want_logits, rtol=1e-2, atol=1e-2)
+
+
 def test_positions_are_re_added_before_the_textual_encoder() -> None:
     """The textual encoder's first layer sees √d·A + PE, so equal vectors at two positions differ."""
     from sate.models.textual import TextualEncoder
