@@ -38,7 +38,7 @@ from torch.utils.data import Dataset
 
 from sate.analysis.capture import AttentionKey, capture_attention, encoder_attention
 from sate.analysis.fonts import drawn
-from sate.analysis.palette import series_colours
+from sate.analysis.palette import place_legend, series_colours
 from sate.data.dataset import collate
 from sate.errors import plot_text, table_cell
 from sate.models.base import SateModel
@@ -185,7 +185,7 @@ def _plot_locality(rows: Sequence[LayerLocalness], ratio: float) -> bytes:
     ax.set_ylabel(f"localness (attention mass within a {ratio:g}·T window)")
     ax.set_title("Localness of encoder self-attention")
     ax.grid(alpha=0.3)
-    ax.legend()
+    place_legend(fig, ax, 10)
     png = io.BytesIO()
     fig.savefig(png, format="png", dpi=PLOT_DPI)
     return png.getvalue()

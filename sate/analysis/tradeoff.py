@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sate.analysis.fonts import drawn
-from sate.analysis.palette import series_colours
+from sate.analysis.palette import place_legend, series_colours
 from sate.decode.options import check_chunk, parse_policy
 from sate.errors import SateError, one_line, plot_text, shown, table_cell
 from sate.files import atomic_open, file_sha256, given_twice, not_a_file, read_json, real_path
@@ -285,7 +285,7 @@ def _plot(runs: list[Run], path: Path) -> Figure:
     ax.set_ylabel("BLEU")
     ax.set_title("Quality against latency (labels: the policy's parameter)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    place_legend(fig, ax, 8)
     with atomic_open(path, "wb") as f:
         fig.savefig(f, format="png")
     return fig

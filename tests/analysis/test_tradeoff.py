@@ -421,3 +421,20 @@ def test_more_lines_than_the_colour_cycle_have_a_colour_each(tmp_path: Path) -> 
         assert len({to_rgba(colour) for colour in series_colours(count)}) == count
     assert series_colours(3) == ["C0", "C1", "C2"]
 
+
+@pytest.mark.slow
+def test_a_long_legend_is_beside_the_lines_and_whole(tmp_path: Path) -> None:
+    """Twelve lines are 24 legend entries: drawn over the axes, the legend hid the lines and the x axis, and at a
+    few more it ran off the figure, lines drawn that it did not name (thirtieth hostile pass). It is drawn beside the
+    axes, the figure grown to hold it; a short one stays inside."""
+    runs = [replace(read_run(p), named=True) for p in _sweep(tmp_path)]
+    for kept in (runs, runs[:4]):
+        fig = plot(kept, tmp_path / "p.png")
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        legend = ax.get_legend().get_window_extent(renderer)
+        inside = fig.bbox.x0 <= legend.x0 and legend.x1 <= fig.bbox.x1 and fig.bbox.y0 <= legend.y0 \
+            and legend.y1 <= fig.bbox.y1
+        assert inside, (legend, fig.bbox)
+        assert (legend.x0 >= ax.get_window_extent(renderer).x1) == (len(kept) > 4)
