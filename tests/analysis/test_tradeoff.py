@@ -438,3 +438,22 @@ def test_a_long_legend_is_beside_the_lines_and_whole(tmp_path: Path) -> None:
             and legend.y1 <= fig.bbox.y1
         assert inside, (legend, fig.bbox)
         assert (legend.x0 >= ax.get_window_extent(renderer).x1) == (len(kept) > 4)
+
+
+@pytest.mark.slow
+def test_two_offline_ceilings_are_named_on_the_plot(tmp_path: Path) -> None:
+    """Two packs' offline runs beside their streamed runs (docs/inference.md: two models' trade-offs compared) were two
+    grey dotted lines alike, which the legend could not tell apart: nothing said which ceiling was whose, exit 0
+    (thirtieth hostile pass). Each is named at its right end; a lone ceiling is as before."""
+    paths = []
+    for name, model, bleu, policy in (("st", "packs/st", 22.0, None), ("shrink", "packs/shrink", 18.0, None),
+                                      ("w2", "packs/st", 15.0, "wait-k=2"), ("s2", "packs/shrink", 12.0, "wait-k=2")):
+        path = _results(tmp_path / name, bleu, policy, 1.0, 1.2)
+        results = json.loads((path / "results.json").read_text())
+        (path / "results.json").write_text(json.dumps({**results, "model": model}))
+        paths.append(path)
+    runs = [replace(read_run(p), named=True) for p in paths]
+    texts = {(text.get_text(), text.xy[1]) for text in plot(runs, tmp_path / "p.png").axes[0].texts}
+    assert {("packs/st: st", 22.0), ("packs/shrink: shrink", 18.0)} <= texts, texts
+    alone = {text.get_text() for text in plot(runs[:1] + runs[2:], tmp_path / "q.png").axes[0].texts}
+    assert "packs/st: st" not in alone
