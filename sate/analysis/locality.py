@@ -38,6 +38,7 @@ from torch.utils.data import Dataset
 
 from sate.analysis.capture import AttentionKey, capture_attention, encoder_attention
 from sate.analysis.fonts import drawn
+from sate.analysis.palette import place_legend, series_colours
 from sate.data.dataset import collate
 from sate.errors import plot_text, table_cell
 from sate.models.base import SateModel
@@ -168,7 +169,8 @@ def _plot_locality(rows: Sequence[LayerLocalness], ratio: float) -> bytes:
     fig = Figure(figsize=PLOT_INCHES, dpi=PLOT_DPI, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    colours = {m: f"C{k}" for k, m in enumerate(dict.fromkeys(r.model for r in rows))}
+    models = list(dict.fromkeys(r.model for r in rows))
+    colours = dict(zip(models, series_colours(len(models)), strict=True))
     for series in dict.fromkeys(r.series for r in rows):
         points = [r for r in rows if r.series == series]
         ax.plot([r.layer for r in points], [r.localness for r in points], marker="o", label=plot_text(series),
@@ -183,7 +185,7 @@ def _plot_locality(rows: Sequence[LayerLocalness], ratio: float) -> bytes:
     ax.set_ylabel(f"localness (attention mass within a {ratio:g}·T window)")
     ax.set_title("Localness of encoder self-attention")
     ax.grid(alpha=0.3)
-    ax.legend()
+    place_legend(fig, ax, 10)
     png = io.BytesIO()
     fig.savefig(png, format="png", dpi=PLOT_DPI)
     return png.getvalue()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sate.analysis.fonts import drawn
+from sate.analysis.palette import place_legend, series_colours
 from sate.decode.options import check_chunk, parse_policy
 from sate.errors import SateError, one_line, plot_text, shown, table_cell
 from sate.files import atomic_open, file_sha256, given_twice, not_a_file, read_json, real_path
@@ -269,21 +270,26 @@ def _plot(runs: list[Run], path: Path) -> Figure:
     fig = Figure(figsize=PLOT_INCHES, dpi=PLOT_DPI, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    for k, series in enumerate(dict.fromkeys(r.series for r in streamed)):
+    lines = list(dict.fromkeys(r.series for r in streamed))
+    for series, colour in zip(lines, series_colours(len(lines)), strict=True):
         points = sorted((r for r in streamed if r.series == series), key=lambda r: (r.laal, r.value))
         bleu = [r.bleu for r in points]
-        ax.plot([r.laal for r in points], bleu, marker="o", color=f"C{k}", label=f"{plot_text(series)}: LAAL")
-        ax.plot([r.laal_ca for r in points], bleu, marker="x", linestyle="--", color=f"C{k}",
+        ax.plot([r.laal for r in points], bleu, marker="o", color=colour, label=f"{plot_text(series)}: LAAL")
+        ax.plot([r.laal_ca for r in points], bleu, marker="x", linestyle="--", color=colour,
                 label=f"{plot_text(series)}: computation-aware")
         for r in points:
             ax.annotate(str(r.value), (r.laal, r.bleu), textcoords="offset points", xytext=(4, 4), fontsize=8)
-    for run in (r for r in runs if r.policy is None):
+    offline = [r for r in runs if r.policy is None]
+    for run in offline:
         ax.axhline(run.bleu, color="grey", linestyle=":", label=f"offline ({plot_text(run.offline_name)})")
+        if len(offline) > 1:  # alike grey lines: two models' ceilings were told apart by nothing (thirtieth pass)
+            ax.annotate(plot_text(run.offline_name), (1.0, run.bleu), xycoords=("axes fraction", "data"),
+                        textcoords="offset points", xytext=(-4, 2), ha="right", fontsize=8, color="dimgrey")
     ax.set_xlabel("lagging (s): LAAL, or StreamLAAL over whole talks")
     ax.set_ylabel("BLEU")
     ax.set_title("Quality against latency (labels: the policy's parameter)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    place_legend(fig, ax, 8)
     with atomic_open(path, "wb") as f:
         fig.savefig(f, format="png")
     return fig

@@ -385,3 +385,75 @@ def test_a_results_file_without_a_device_is_not_device_unknown(tmp_path: Path) -
     two = label_options([read_run(paths[name]) for name in ("old1", "new2", "cpu2")])
     assert [run.name for run in two] == ["wait-k=1, device not recorded", "wait-k=2, device cuda:0",
                                          "wait-k=2, device cpu"]
+
+
+def _sweep(tmp_path: Path) -> list[Path]:
+    """Two packs, each swept over three policies at two chunk sizes: twelve lines of two points each."""
+    paths = []
+    for m, model in enumerate(("packs/st", "packs/shrink")):
+        for p, policy in enumerate(("wait-k", "alignatt", "local-agreement")):
+            for chunk in (0.5, 1.0):
+                for value in (2, 4):
+                    laal = 1.0 + 0.3 * value + chunk + 0.1 * p + 0.2 * m
+                    path = _results(tmp_path / f"{m}{policy}{value}-{chunk:g}", 10.0 + value - m,
+                                    f"{policy}={value}", laal, laal + 0.3)
+                    results = json.loads((path / "results.json").read_text())
+                    results["stream"]["chunk"] = chunk
+                    (path / "results.json").write_text(json.dumps({**results, "model": model}))
+                    paths.append(path)
+    return paths
+
+
+@pytest.mark.slow
+def test_more_lines_than_the_colour_cycle_have_a_colour_each(tmp_path: Path) -> None:
+    """Matplotlib's cycle has ten colours and C10 is C0: two packs swept over three policies at two chunk sizes
+    (twelve lines) drew 'packs/st: alignatt (0.5 s)' and 'packs/shrink: wait-k (0.5 s)' in one colour and one style,
+    exit 0 (thirtieth hostile pass). Every line has its own colour; ten or fewer keep the cycle's."""
+    from matplotlib.colors import to_rgba
+
+    from sate.analysis.palette import series_colours
+
+    runs = [replace(read_run(p), named=True) for p in _sweep(tmp_path)]
+    laal = [line for line in plot(runs, tmp_path / "p.png").axes[0].get_lines()
+            if line.get_label().endswith(": LAAL")]
+    assert len(laal) == 12 and len({to_rgba(line.get_color()) for line in laal}) == 12
+    for count in (3, 10, 11, 20, 21, 40):
+        assert len({to_rgba(colour) for colour in series_colours(count)}) == count
+    assert series_colours(3) == ["C0", "C1", "C2"]
+
+
+@pytest.mark.slow
+def test_a_long_legend_is_beside_the_lines_and_whole(tmp_path: Path) -> None:
+    """Twelve lines are 24 legend entries: drawn over the axes, the legend hid the lines and the x axis, and at a
+    few more it ran off the figure, lines drawn that it did not name (thirtieth hostile pass). It is drawn beside the
+    axes, the figure grown to hold it; a short one stays inside."""
+    runs = [replace(read_run(p), named=True) for p in _sweep(tmp_path)]
+    for kept in (runs, runs[:4]):
+        fig = plot(kept, tmp_path / "p.png")
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        legend = ax.get_legend().get_window_extent(renderer)
+        inside = fig.bbox.x0 <= legend.x0 and legend.x1 <= fig.bbox.x1 and fig.bbox.y0 <= legend.y0 \
+            and legend.y1 <= fig.bbox.y1
+        assert inside, (legend, fig.bbox)
+        assert (legend.x0 >= ax.get_window_extent(renderer).x1) == (len(kept) > 4)
+
+
+@pytest.mark.slow
+def test_two_offline_ceilings_are_named_on_the_plot(tmp_path: Path) -> None:
+    """Two packs' offline runs beside their streamed runs (docs/inference.md: two models' trade-offs compared) were two
+    grey dotted lines alike, which the legend could not tell apart: nothing said which ceiling was whose, exit 0
+    (thirtieth hostile pass). Each is named at its right end; a lone ceiling is as before."""
+    paths = []
+    for name, model, bleu, policy in (("st", "packs/st", 22.0, None), ("shrink", "packs/shrink", 18.0, None),
+                                      ("w2", "packs/st", 15.0, "wait-k=2"), ("s2", "packs/shrink", 12.0, "wait-k=2")):
+        path = _results(tmp_path / name, bleu, policy, 1.0, 1.2)
+        results = json.loads((path / "results.json").read_text())
+        (path / "results.json").write_text(json.dumps({**results, "model": model}))
+        paths.append(path)
+    runs = [replace(read_run(p), named=True) for p in paths]
+    texts = {(text.get_text(), text.xy[1]) for text in plot(runs, tmp_path / "p.png").axes[0].texts}
+    assert {("packs/st: st", 22.0), ("packs/shrink: shrink", 18.0)} <= texts, texts
+    alone = {text.get_text() for text in plot(runs[:1] + runs[2:], tmp_path / "q.png").axes[0].texts}
+    assert "packs/st: st" not in alone
