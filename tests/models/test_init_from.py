@@ -109,3 +109,19 @@ def test_the_refusal_names_the_set_that_named_the_teacher(tmp_path: Path) -> Non
                                        "model.loss.kd.asr_teacher=null"], [f"asr={tmp_path / 'asr.pt'}"],
                               need_data=False)
     assert followed.model["loss"]["kd"]["asr_teacher"] == str(tmp_path / "asr.pt")
+
+
+def test_init_from_over_a_whole_model_entry_names_both(tmp_path: Path) -> None:
+    """A config whose init: holds the whole model (to continue from an ST model) with --init-from was refused as
+    "init: 'model' ... cannot be combined with components", naming the config, which held no component: --init-from
+    added them (30th hostile pass). The line names both; its advice, followed, reads the config."""
+    config = tmp_path / "st.yaml"
+    config.write_text(yaml.safe_dump({"task": "st", "data": {"dir": str(tmp_path)}, "model": st_model(),
+                                      "init": {"model": {"path": "exp/st/model.pt"}}}))
+    sources = [f"asr={tmp_path / 'asr.pt'}"]
+    with pytest.raises(SateError, match=r"^.*st\.yaml: init\.model \('exp/st/model\.pt'\) loads the whole model, and "
+                                        r"--init-from asr= fills parts of it: give one of them"):
+        checked_config(config, [], sources, need_data=False)
+    assert checked_config(config, ["init=null"], sources, need_data=False).init == {
+        "acoustic": {"path": str(tmp_path / "asr.pt")}, "ctc": {"path": str(tmp_path / "asr.pt")}}
+    assert checked_config(config, [], [], need_data=False).init == {"model": {"path": "exp/st/model.pt"}}
