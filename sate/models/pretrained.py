@@ -481,6 +481,22 @@ def _reads(conf: ASRConfig | STConfig) -> str:
     return "waveforms" if conf.acoustic.kind.hub else "fbank"
 
 
+def _refuse_espnet_teacher(side: str, path: str) -> None:
+    """An ESPnet2 experiment named as a teacher, one line saying what to do: `--init-from asr=EXP/valid.acc.ave.pth`
+    under a config that distils (the recipes' st.yaml) makes it the teacher too, and it was "not a sate model file
+    (format None)" after the init table had loaded it (30th hostile pass). `init:` reads such a file; a teacher is
+    rebuilt from a model file's header, which an ESPnet experiment does not have."""
+    try:
+        espnet = read_source(path).kind == "espnet"
+    except SateError:
+        return
+    if espnet:
+        raise SateError(f"loss.kd.{side}_teacher {path} is an ESPnet experiment's weights: they can start the model "
+                        f"(init:, --init-from) but a teacher must be a sate model file (of sate train and sate "
+                        f"average); set model.loss.kd.{side}_weight=0, or name such a file as "
+                        f"model.loss.kd.{side}_teacher") from None
+
+
 def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
                   log: Callable[[str], None] = print, cmvn: Path | None = None, cmvn_kind: str | None = None) -> None:
     """Attach the frozen teachers named in ``loss.kd`` (our model files) to an ST model.
@@ -500,7 +516,11 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
         if kd.weight(side) == 0:
             continue
         path = str(getattr(kd, f"{side}_teacher"))
-        teacher, data = model_from_file(path)
+        try:
+            teacher, data = model_from_file(path)
+        except SateError:
+            _refuse_espnet_teacher(side, path)
+            raise
         if data["task"] != side:
             raise SateError(f"loss.kd.{side}_teacher {path} is an {data['task']} model, not {side}")
         if side == "asr" and _reads(teacher.conf) != _reads(model.conf):  # it reads the run's batches
