@@ -127,6 +127,24 @@ def _layer_key(rest: str, names: dict[str, str], prefix: str) -> str | None:
     return f"{prefix}{index}.{names[module]}.{param}"
 
 
+# Our decoder keys that are no layer's -> the Marian file's (`split_marian_state` fills them from these).
+DECODER_OTHERS = {"output_layer.bias": "final_logits_bias", "output_layer.weight": "model.shared.weight",
+                  "embed.0.weight": "model.shared.weight"}
+
+
+def marian_name(ours: str) -> str:
+    """The name a Marian file gives one of our encoder or decoder keys, for messages (`split_marian_state`'s map read
+    backwards): a tensor missing from the file was named as ``encoders.0.feed_forward.w_1.bias``, a name the file
+    does not use (30th hostile pass); it is ``model.encoder.layers.0.fc1.bias`` there."""
+    for prefix, side, names in (("encoders.", "encoder", ENCODER_LAYER), ("decoders.", "decoder", DECODER_LAYER)):
+        index, _, tail = ours.removeprefix(prefix).partition(".")
+        module, _, param = tail.rpartition(".")
+        theirs = {v: k for k, v in names.items()}.get(module)
+        if ours.startswith(prefix) and theirs is not None:
+            return f"model.{side}.layers.{index}.{theirs}.{param}"
+    return DECODER_OTHERS.get(ours, ours)
+
+
 def check_sizes(plain: dict[str, torch.Tensor], hub: MarianHub, source: str) -> None:
     """config.json's sizes against the weights', one line for the first that differs ("config.json says d_model 64,
     the weights have 32"), before any tensor is mapped: otherwise every tensor would be listed as a mismatch."""
