@@ -274,6 +274,24 @@ def test_directory_errors(marian_dir: Path, tmp_path: Path) -> None:
         load_hub_parts(model, sorted(pieces, key=pieces.get), sorted(pieces, key=pieces.get))
 
 
+def test_a_ctranslate2_conversion_is_told_to_name_its_download(tmp_path: Path) -> None:
+    """An OPUS-MT model converted by CTranslate2 (config.json of decoding settings, model.bin) was "model_type is
+    None, ... needs a Marian (OPUS-MT) model", which it is (30th hostile pass): the line says what to name instead."""
+    from sate.models.hub.settings import marian_settings
+
+    converted = tmp_path / "opus-mt-en-de-ct2"
+    converted.mkdir()
+    (converted / "config.json").write_text(json.dumps({"add_source_bos": False, "add_source_eos": False,
+                                                       "bos_token": "<s>", "decoder_start_token": "</s>"}))
+    (converted / "model.bin").write_bytes(b"\0" * 16)
+    with pytest.raises(SateError, match=rf"model_type is None, .*\(OPUS-MT\) model; {converted} is a CTranslate2 "
+                                        r"conversion \(model.bin\): name the Hugging Face download"):
+        marian_settings(converted)
+    (converted / "model.bin").unlink()
+    with pytest.raises(SateError, match=r"needs a Marian \(OPUS-MT\) model$"):
+        marian_settings(converted)
+
+
 def test_a_source_longer_than_marians_positions_is_a_clear_error(marian_dir: Path) -> None:
     ours = marian_mt(marian_dir)
     src = torch.full((1, 513), 5)

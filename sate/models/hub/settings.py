@@ -22,6 +22,7 @@ from typing import NotRequired, Protocol, TypedDict
 
 from sate.errors import SateError, first_few, shown
 from sate.files import RawMapping, require_file
+from sate.layout import CT2_MODEL
 from sate.models.hub.files import Claims, check_config_sizes, get_key, hub_directory, read_json, safetensors_shapes
 from sate.models.registry import MAX_BLOCKS, MAX_WIDTH
 from sate.numbers import is_number
@@ -123,8 +124,12 @@ def marian_settings(path: str | Path) -> MarianHub:
     config_path = directory / "config.json"
     config = read_json(config_path)
     if config.get("model_type") != "marian":
+        # an OPUS-MT model converted by CTranslate2 (its config.json has no model_type) was told to be no Marian model
+        converted = (f"; {directory} is a CTranslate2 conversion ({CT2_MODEL}): name the Hugging Face download it was "
+                     "converted from (config.json with model.safetensors or pytorch_model.bin)"
+                     if "model_type" not in config and (directory / CT2_MODEL).is_file() else "")
         raise SateError(f"{config_path}: model_type is {shown(config.get('model_type'))}, textual.type hf_marian "
-                        "needs a Marian (OPUS-MT) model")
+                        f"needs a Marian (OPUS-MT) model{converted}")
     kinds = {"activation_function": str, "scale_embedding": bool}
     hub = MarianHub(**{key: get_key(config, key, config_path, kinds.get(key, int)) for key in MARIAN_REQUIRED},
                     **{key: config.get(key, default) for key, default in MARIAN_OPTIONAL.items()})
