@@ -163,6 +163,7 @@ def test_a_nan_in_a_tensor_sate_drops_does_not_refuse_the_model(speech_hub_dir: 
         hub_asr("hf_wav2vec2", directory)
 
 
+@pytest.mark.slow  # two models built and loaded: 0.45 s
 def test_a_tensor_missing_or_too_many_names_the_file_and_its_own_name(speech_hub_dir: Callable[[str, str], Path],
                                                                        tmp_path: Path) -> None:
     """A tensor too many was named "acoustic: unexpected in the directory: encoder.transformer.layers.0.adapter.weight",
