@@ -43,6 +43,7 @@ from sate.files import RawMapping, hub_hint, require_file
 from sate.models.base import SateModel
 from sate.models.config import ASRConfig, STConfig, check_init_parts, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
+from sate.models.init_from import SOURCE_COMPONENTS
 from sate.models.init_section import check_init_section
 from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint, refuse_not_averaged
 from sate.models.sharing import check_joint_vocabulary, tied_problems
@@ -491,10 +492,15 @@ def _refuse_espnet_teacher(side: str, path: str) -> None:
     except SateError:
         return
     if espnet:
+        # naming a model file as the teacher alongside --init-from asr=EXP is refused as two teachers (fill_init): the
+        # way out that distils starts the model from init: entries instead, as that refusal says (30th hostile pass)
+        entries = ", ".join(f"init.{component}.path" for component in SOURCE_COMPONENTS[side])
         raise SateError(f"loss.kd.{side}_teacher {path} is an ESPnet experiment's weights: they can start the model "
                         f"(init:, --init-from) but a teacher must be a sate model file (of sate train and sate "
                         f"average); set model.loss.kd.{side}_weight=0, or name such a file as "
-                        f"model.loss.kd.{side}_teacher") from None
+                        f"model.loss.kd.{side}_teacher and, if --init-from {side}= named the experiment (it makes its "
+                        f"model the teacher too), give the experiment as init: entries ({entries}) in its "
+                        "place") from None
 
 
 def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
