@@ -184,3 +184,10 @@ def test_a_tensor_missing_or_too_many_names_the_file_and_its_own_name(speech_hub
     with pytest.raises(SateError, match=rf"{directory}/model.safetensors: acoustic: missing: "
                                         r"encoder\.transformer\.layer_norm\.weight \(sate's name\)$"):
         hub_asr("hf_wav2vec2", directory)
+    # a head's tensors that no rename matches are the file's own names: they were called sate's (fix30h)
+    state.update({"wav2vec2.encoder.layer_norm.weight": torch.ones(state["wav2vec2.encoder.layer_norm.bias"].shape),
+                  "projector.weight": torch.zeros(3, 4), "classifier.weight": torch.zeros(2, 3)})
+    save_file(state, str(directory / "model.safetensors"), metadata={"format": "pt"})
+    with pytest.raises(SateError, match=rf"{directory}/model.safetensors: acoustic: unexpected: classifier\.weight, "
+                                        r"projector\.weight$"):
+        hub_asr("hf_wav2vec2", directory)

@@ -99,8 +99,10 @@ def _speech_part(model: SateModel, rows: list[InitRow], loads: list, notes: list
     mapped, skipped, origin = hf_key_map(state, hub)
     target = model.acoustic.encoder.model
     theirs = {k.removeprefix("model."): v for k, v in mapped.items()}
-    matched, problems = _fill(target, theirs, "acoustic", path,
-                              lambda key: origin.get(f"model.{key}", f"{key} (sate's name)"))
+    # the file's name of each of theirs' keys: one no rename matched is the file's own, with no "model." to strip
+    # (it was looked up with one and called sate's name, fix30h)
+    files = {key.removeprefix("model."): origin[key] for key in mapped}
+    matched, problems = _fill(target, theirs, "acoustic", path, lambda key: files.get(key, f"{key} (sate's name)"))
     rows.append(InitRow("acoustic", str(path), "", matched, 0, len(skipped), not problems))
     if skipped:
         notes.append(f"acoustic: not used (other heads, pre-training): {name_list(skipped)}")
