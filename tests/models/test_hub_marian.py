@@ -170,6 +170,13 @@ def test_a_model_file_rebuilds_and_decodes_without_the_directory(marian_dir: Pat
     assert again.decoder.eos_id == 0 and again.decoder.banned_ids == (again.sos,)
 
 
+def _as_base_model(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """`state` edited in place into a base MarianModel's keys (no "model." prefix), returned."""
+    for key in list(state):
+        state[key.removeprefix("model.")] = state.pop(key)
+    return state
+
+
 def _broken(marian_bin_dir: Path, tmp_path: Path, change: Any) -> Path:
     """A copy of the .bin directory whose state dict `change` edits in place."""
     out = tmp_path / "broken"
@@ -191,6 +198,9 @@ def _broken(marian_bin_dir: Path, tmp_path: Path, change: Any) -> Path:
     (lambda s: [s.pop(k) for k in list(s) if k.endswith("encoder_attn_layer_norm.weight")],
      r"broken/pytorch_model.bin: decoder: missing: model.decoder.layers.0.encoder_attn_layer_norm.weight, "
      r"model.decoder.layers.1.encoder_attn_layer_norm.weight$"),
+    # a base MarianModel file (no "model." prefix) was given the prefix it does not use (fix30h)
+    (lambda s: _as_base_model(s).pop("encoder.layers.0.fc1.bias"),
+     r"broken/pytorch_model.bin: textual: missing: encoder.layers.0.fc1.bias$"),
     (lambda s: s["model.encoder.embed_positions.weight"].mul_(2), "not Marian's sinusoidal table"),
     (lambda s: s.update({"model.decoder.embed_tokens.weight": s["model.shared.weight"] + 1}),
      "token embeddings differ"),  # the tied copies share storage in the file: a new tensor, not an edit
@@ -554,3 +564,16 @@ def test_a_vocab_size_edited_alone_is_named_as_such(marian_dir: Path, tmp_path: 
         marian_settings(directory)
     (directory / "config.json").write_text(json.dumps({**config, "decoder_vocab_size": None}))
     assert marian_settings(directory)["vocab_size"] == size
+
+
+def test_marian_names_follow_the_files_prefix_and_tie() -> None:
+    """The names messages give our keys: a MarianModel file's have no "model." (fix30h), an untied output layer is
+    lm_head.weight, not the embedding's name."""
+    from sate.models.hub.marian import marian_name
+
+    assert marian_name("encoders.0.feed_forward.w_1.bias") == "model.encoder.layers.0.fc1.bias"
+    assert marian_name("encoders.0.feed_forward.w_1.bias", "") == "encoder.layers.0.fc1.bias"
+    assert marian_name("output_layer.weight", "model.") == "model.shared.weight"
+    assert marian_name("output_layer.weight", "model.", tied=False) == "lm_head.weight"
+    assert marian_name("embed.0.weight", "") == "shared.weight"
+    assert marian_name("output_layer.bias", "") == "final_logits_bias"

@@ -72,13 +72,15 @@ def _marian_parts(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
     state, path = read_weights(directory)
     weights = split_marian_state(state, hub, str(path))
     notes += weights.notes
-    for component, module, part, prefix in (("textual", model.textual.encoder, weights.encoder, "model.encoder."),
-                                            ("decoder", model.decoder, weights.decoder, "model.decoder.")):
+    base = "model." if any(key.startswith("model.") for key in state) else ""  # a MarianModel file's keys have none
+    for component, module, part, prefix in (("textual", model.textual.encoder, weights.encoder, "encoder."),
+                                            ("decoder", model.decoder, weights.decoder, "decoder.")):
         if component in skip:
             continue
-        matched, found = _fill(module, part, component, path, marian_name)
+        matched, found = _fill(module, part, component, path,
+                               lambda key: marian_name(key, base, hub["tie_word_embeddings"]))
         problems += found
-        rows.append(InitRow(component, str(path), prefix, matched, 0, 0, not found))
+        rows.append(InitRow(component, str(path), base + prefix, matched, 0, 0, not found))
         loads.append(lambda module=module, part=part: module.load_state_dict(part))
     if model.task == "mt":
         notes.append("src_embed: the decoder's embedding (one tensor, as in Marian)")
@@ -86,7 +88,7 @@ def _marian_parts(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
         ids = marian_ids(src_tokens, pieces, hub["pad_token_id"]) if not problems else None
         loads.append(lambda: model.marian_ids.copy_(ids))
         if model.src_embed is not None and "src_embed" not in skip and ids is not None:
-            rows.append(InitRow("src_embed", str(path), "model.shared.", 1, 0, 0, True))
+            rows.append(InitRow("src_embed", str(path), f"{base}shared.", 1, 0, 0, True))
             loads.append(lambda: model.src_embed.weight.copy_(weights.embedding[ids]))
             notes.append(f"src_embed: Marian's embedding rows of the {len(ids)} CTC tokens (<blank>: pad's row)")
     return problems
