@@ -205,12 +205,17 @@ def test_suppressed_lists_of_another_vocabulary_are_refused(whisper_asr_dir: Pat
     copy = tmp_path / "w"
     shutil.copytree(whisper_asr_dir, copy)
     generation = json.loads((copy / "generation_config.json").read_text())
-    for lists, key, token in (({"begin_suppress_tokens": [START, 9]}, "begin_suppress_tokens", START),
-                              ({"suppress_tokens": [3, NO_TIMESTAMPS]}, "suppress_tokens", NO_TIMESTAMPS),
-                              ({"suppress_tokens": [END]}, "suppress_tokens", END)):
+    # the reasons: the first step's was "Whisper's decoding never suppresses it at the first step", which its
+    # every-step list does (fix30h)
+    first = r"not <\|endoftext\|>, the one special token Whisper's first-step list names \(the others it suppresses "
+    for lists, key, token, why in (
+            ({"begin_suppress_tokens": [START, 9]}, "begin_suppress_tokens", START, first),
+            ({"suppress_tokens": [3, NO_TIMESTAMPS]}, "suppress_tokens", NO_TIMESTAMPS,
+             r"the prompt's own token, which Whisper's decoding never suppresses; "),
+            ({"suppress_tokens": [END]}, "suppress_tokens", END, r"decoding would never end; ")):
         (copy / "generation_config.json").write_text(json.dumps(generation | lists))
         with pytest.raises(SateError, match=rf"^{copy}/generation_config.json: {key} names {token}, which is "
-                                            r"<\|\w+\|> in tokenizer.json: .*another Whisper's vocabulary"):
+                                            rf"<\|\w+\|> in tokenizer.json: {why}.*another Whisper's vocabulary"):
             WhisperRecognizer.load(copy)
     (copy / "generation_config.json").write_text(json.dumps(generation | {"suppress_tokens": [3, START, 59],
                                                                           "begin_suppress_tokens": [END, 9]}))

@@ -108,8 +108,12 @@ def _refuse_foreign_lists(path: Path, keys: tuple[str, str], lists: list[list[in
             token = tokens.tokens[i] if i < len(tokens.tokens) else ""
             named = token.startswith("<|") and token.endswith("|>") and not TIMESTAMP.fullmatch(token)
             if i == tokens.no_timestamps or (i == tokens.end and not first) or (first and named and i != tokens.end):
+                # a special token at the first step other than <|endoftext|> was said to be one Whisper's decoding
+                # never suppresses there, though its every-step list (the first step's too) names several (fix30h)
                 why = "decoding would never end" if i == tokens.end else \
-                    f"Whisper's decoding never suppresses it{' at the first step' if first else ''}"
+                    "the prompt's own token, which Whisper's decoding never suppresses" if i == tokens.no_timestamps \
+                    else f"not {tokens.tokens[tokens.end]}, the one special token Whisper's first-step list names " \
+                         "(the others it suppresses are in the every-step list)"
                 raise SateError(f"{path}: {key} names {i}, which is {token} in {tokens.source.name}: {why}; are these "
                                 "the lists of another Whisper's vocabulary (a multilingual model's)? Use the "
                                 f"{path.name} of this model's own download, or convert the model again")
