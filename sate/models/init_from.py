@@ -54,6 +54,10 @@ def fill_init(task: str, model: dict, init: dict, sources: dict[str, str]) -> tu
         # refused as "init: 'model' ... cannot be combined with components", naming the config file, which held no
         # component: they were the ones --init-from adds (30th hostile pass)
         entry = init["model"]
+        if entry is None:  # `--set init.model=null` was told "init.model loads the whole model" (fix30h)
+            raise SateError(f"init.model is null, which does not drop the entry, and --init-from "
+                            f"{' and '.join(f'{side}=' for side in sources)} fills parts of the model: --set "
+                            "init=null drops init: to start from the --init-from models")
         given = f" ({shown(entry['path'])})" if isinstance(entry, dict) and isinstance(entry.get("path"), str) else ""
         raise SateError(f"init.model{given} loads the whole model, and --init-from "
                         f"{' and '.join(f'{side}=' for side in sources)} fills parts of it: give one of them (drop "

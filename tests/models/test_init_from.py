@@ -125,6 +125,11 @@ def test_init_from_over_a_whole_model_entry_names_both(tmp_path: Path) -> None:
     assert checked_config(config, ["init=null"], sources, need_data=False).init == {
         "acoustic": {"path": str(tmp_path / "asr.pt")}, "ctc": {"path": str(tmp_path / "asr.pt")}}
     assert checked_config(config, [], [], need_data=False).init == {"model": {"path": "exp/st/model.pt"}}
+    # `--set init.model=null`, tried to drop it, was told "init.model loads the whole model" (fix30h)
+    with pytest.raises(SateError, match=r"^.*st\.yaml with --set 'init\.model=null': init\.model is null, which does "
+                                        r"not drop the entry, and --init-from asr= fills parts of the model: --set "
+                                        r"init=null drops init: to start from the --init-from models$"):
+        checked_config(config, ["init.model=null"], sources, need_data=False)
 
 
 def test_an_espnet_teachers_way_out_followed_under_init_from(tmp_path: Path) -> None:
