@@ -50,6 +50,19 @@ def fill_init(task: str, model: dict, init: dict, sources: dict[str, str]) -> tu
     if task != "st":
         raise SateError(f"--init-from fills a SATE (st) model from ASR and MT models; this config's task is "
                         f"{task} (use its init: section instead)")
+    if isinstance(init, dict) and "model" in init:
+        # refused as "init: 'model' ... cannot be combined with components", naming the config file, which held no
+        # component: they were the ones --init-from adds (30th hostile pass)
+        entry = init["model"]
+        if entry is None:  # `--set init.model=null` was told "init.model loads the whole model" (fix30h)
+            raise SateError(f"init.model is null, which does not drop the entry, and --init-from "
+                            f"{' and '.join(f'{side}=' for side in sources)} fills parts of the model: --set "
+                            "init=null drops init: to start from the --init-from models")
+        given = f" ({shown(entry['path'])})" if isinstance(entry, dict) and isinstance(entry.get("path"), str) else ""
+        raise SateError(f"init.model{given} loads the whole model, and --init-from "
+                        f"{' and '.join(f'{side}=' for side in sources)} fills parts of it: give one of them (drop "
+                        "--init-from to start from init.model, or --set init=null to start from the --init-from "
+                        "models)")
     model, init = copy.deepcopy(model), copy.deepcopy(init)
     loss = model.setdefault("loss", {})
     kd = loss.setdefault("kd", {}) if isinstance(loss, dict) else None

@@ -19,6 +19,7 @@ from the file itself, not from a config.yaml beside it, which a model file copie
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
@@ -206,13 +207,13 @@ FIT_LABELS = ("missing", "unexpected", "shape mismatch (file vs model)")
 
 
 def fit_problems(module: torch.nn.Module, state: dict[str, torch.Tensor],
-                 labels: tuple[str, str, str] = FIT_LABELS) -> list[str]:
+                 labels: tuple[str, str, str] = FIT_LABELS, name: Callable[[str], str] = str) -> list[str]:
     """Why `state` does not load exactly into `module`: its missing, unexpected and mis-shaped keys, each kind under
-    its label; empty when it fits."""
+    its label and said as `name` gives it (a downloaded model's own name for it); empty when it fits."""
     own = module.state_dict()
-    missing = sorted(set(own) - set(state))
-    unexpected = sorted(set(state) - set(own))
-    shapes = [f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}" for k in sorted(set(own) & set(state))
+    missing = [name(k) for k in sorted(set(own) - set(state))]
+    unexpected = [name(k) for k in sorted(set(state) - set(own))]
+    shapes = [f"{name(k)} {tuple(state[k].shape)} vs {tuple(own[k].shape)}" for k in sorted(set(own) & set(state))
               if state[k].shape != own[k].shape]
     return [f"{label}: {name_list(keys)}" for label, keys in zip(labels, (missing, unexpected, shapes), strict=True)
             if keys]

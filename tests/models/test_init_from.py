@@ -109,3 +109,47 @@ def test_the_refusal_names_the_set_that_named_the_teacher(tmp_path: Path) -> Non
                                        "model.loss.kd.asr_teacher=null"], [f"asr={tmp_path / 'asr.pt'}"],
                               need_data=False)
     assert followed.model["loss"]["kd"]["asr_teacher"] == str(tmp_path / "asr.pt")
+
+
+def test_init_from_over_a_whole_model_entry_names_both(tmp_path: Path) -> None:
+    """A config whose init: holds the whole model (to continue from an ST model) with --init-from was refused as
+    "init: 'model' ... cannot be combined with components", naming the config, which held no component: --init-from
+    added them (30th hostile pass). The line names both; its advice, followed, reads the config."""
+    config = tmp_path / "st.yaml"
+    config.write_text(yaml.safe_dump({"task": "st", "data": {"dir": str(tmp_path)}, "model": st_model(),
+                                      "init": {"model": {"path": "exp/st/model.pt"}}}))
+    sources = [f"asr={tmp_path / 'asr.pt'}"]
+    with pytest.raises(SateError, match=r"^.*st\.yaml: init\.model \('exp/st/model\.pt'\) loads the whole model, and "
+                                        r"--init-from asr= fills parts of it: give one of them"):
+        checked_config(config, [], sources, need_data=False)
+    assert checked_config(config, ["init=null"], sources, need_data=False).init == {
+        "acoustic": {"path": str(tmp_path / "asr.pt")}, "ctc": {"path": str(tmp_path / "asr.pt")}}
+    assert checked_config(config, [], [], need_data=False).init == {"model": {"path": "exp/st/model.pt"}}
+    # `--set init.model=null`, tried to drop it, was told "init.model loads the whole model" (fix30h)
+    with pytest.raises(SateError, match=r"^.*st\.yaml with --set 'init\.model=null': init\.model is null, which does "
+                                        r"not drop the entry, and --init-from asr= fills parts of the model: --set "
+                                        r"init=null drops init: to start from the --init-from models$"):
+        checked_config(config, ["init.model=null"], sources, need_data=False)
+
+
+def test_an_espnet_teachers_way_out_followed_under_init_from(tmp_path: Path) -> None:
+    """`--init-from asr=EXP/valid.acc.ave.pth` under a distilling config makes the ESPnet experiment the teacher, which
+    load_teachers refuses, advising a sate model file as the teacher; named with --set beside that --init-from, it was
+    refused again as two teachers (30th hostile pass). The advice's init: entries in --init-from's place, followed,
+    start the model from the experiment and distil from the model file."""
+    experiment, teacher = str(tmp_path / "EXP" / "valid.acc.ave.pth"), str(tmp_path / "asr" / "model.pt")
+    config = tmp_path / "st.yaml"
+    model = st_model(loss={"kd": {"asr_weight": 0.3}})
+    config.write_text(yaml.safe_dump({"task": "st", "data": {"dir": str(tmp_path)}, "model": model}))
+    named = [f"model.loss.kd.asr_teacher={teacher}"]
+    with pytest.raises(SateError, match="name one teacher"):
+        checked_config(config, named, [f"asr={experiment}"], need_data=False)
+    entries = {"acoustic": {"path": experiment}, "ctc": {"path": experiment}}  # init.acoustic.path, init.ctc.path
+    config.write_text(yaml.safe_dump({"task": "st", "data": {"dir": str(tmp_path)}, "model": model, "init": entries}))
+    followed = checked_config(config, named, [], need_data=False)
+    assert followed.init == entries
+    assert followed.model["loss"]["kd"] == {"asr_weight": 0.3, "asr_teacher": teacher}
+    plain = tmp_path / "plain.yaml"  # the other way: no distilling, --init-from kept
+    plain.write_text(yaml.safe_dump({"task": "st", "data": {"dir": str(tmp_path)}, "model": model}))
+    weight_zero = checked_config(plain, ["model.loss.kd.asr_weight=0"], [f"asr={experiment}"], need_data=False)
+    assert weight_zero.init == entries

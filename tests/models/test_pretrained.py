@@ -351,6 +351,31 @@ def test_teacher_files_are_checked(files: dict[str, Any], build: Build, src_toke
         load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens[:-1])
 
 
+def test_an_espnet_experiment_as_teacher_says_what_to_do(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                         tgt_tokens: list[str], files: dict[str, Any]) -> None:
+    """`--init-from asr=EXP/valid.acc.ave.pth` under a distilling config (the recipes' st.yaml) makes the ESPnet
+    experiment the teacher too: it was "not a sate model file (format None)" after the init table had loaded it
+    (30th hostile pass). The line says what a teacher is and how to go on; the file still starts the model."""
+    _, _, pth = _espnet_asr_experiment(tmp_path / "exp", src_tokens)
+    st = build("st", acoustic=ESPNET_ACOUSTIC, loss={"kd": {"asr_weight": 0.5, "asr_teacher": str(pth)}})
+    initialize(st, {"acoustic": {"path": str(pth)}, "ctc": {"path": str(pth)}}, src_tokens, tgt_tokens,
+               log=lambda _line: None)
+    with pytest.raises(SateError, match=rf"^loss\.kd\.asr_teacher {pth} is an ESPnet experiment's weights: .* set "
+                                        r"model\.loss\.kd\.asr_weight=0, or name such a file as model\.loss\.kd\."
+                                        r"asr_teacher and, if --init-from asr= named the experiment .*, give the "
+                                        r"experiment as init: entries \(init\.acoustic\.path, init\.ctc\.path\) in "
+                                        r"its place$"):
+        load_teachers(st, src_tokens, tgt_tokens)
+    # followed: the experiment starts the model (init: entries), a sate model file is the teacher
+    followed = build("st", acoustic=ESPNET_ACOUSTIC, loss={"kd": {"asr_weight": 0.5, "asr_teacher": files["asr_path"]}})
+    initialize(followed, {"acoustic": {"path": str(pth)}, "ctc": {"path": str(pth)}}, src_tokens, tgt_tokens,
+               log=lambda _line: None)
+    load_teachers(followed, src_tokens, tgt_tokens, log=lambda _line: None)
+    (tmp_path / "exp" / "config.yaml").unlink()  # a plain state dict alone: the model file reader's own line
+    with pytest.raises(SateError, match=r"not a sate model file \(format None\)$"):
+        load_teachers(st, src_tokens, tgt_tokens)
+
+
 def test_an_asr_teacher_normalised_otherwise_than_the_run_is_refused(files: dict[str, Any], build: Build,
                                                                      src_tokens: list[str], tgt_tokens: list[str],
                                                                      tmp_path: Path) -> None:

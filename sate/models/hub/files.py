@@ -218,3 +218,24 @@ def safetensors_shapes(path: Path) -> dict[str, tuple[int, ...]] | None:
         if name != "__metadata__" and isinstance(shape, list) and all(isinstance(n, int) for n in shape):
             shapes[name] = tuple(shape)
     return shapes
+
+
+def ctranslate2_spec(path: Path) -> str | None:
+    """The spec name a CTranslate2 ``model.bin`` opens with (``WhisperSpec``, ``TransformerSpec``), read from its
+    first bytes (uint32 version, uint16 length, the name and its NUL); None where the file is not one. It tells a
+    converted Whisper from a converted OPUS-MT model, whose config.json files both lack ``model_type``."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(6)
+            if len(head) < 6:
+                return None
+            (length,) = struct.unpack("<H", head[4:])
+            raw = f.read(length)
+    except OSError:
+        return None
+    if not 0 < length <= 256 or len(raw) != length:
+        return None
+    try:
+        return raw[:-1].decode("ascii")
+    except UnicodeDecodeError:
+        return None

@@ -17,6 +17,7 @@ What each part gets:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -24,7 +25,7 @@ import torch
 from sate.errors import SateError
 from sate.models.base import SateModel
 from sate.models.hub.files import hub_directory, read_weights
-from sate.models.hub.marian import split_marian_state
+from sate.models.hub.marian import marian_name, split_marian_state
 from sate.models.hub.settings import require_hub
 from sate.models.hub.speech import hf_key_map, unused_key
 from sate.models.hub.whisper_files import whisper_weights
@@ -44,10 +45,14 @@ def marian_ids(src_tokens: list[str], marian_tokens: list[str], pad_id: int) -> 
     return torch.tensor([pad_id if t == BLANK else index[t] for t in src_tokens], dtype=torch.long)
 
 
-def _fill(module: torch.nn.Module, state: dict[str, torch.Tensor], what: str) -> tuple[int, list[str]]:
-    """How many keys of `state` fit `module`, and the problems loading it exactly (missing, unexpected, shapes)."""
-    labels = ("missing from the directory", "unexpected in the directory", "shape mismatch (directory vs ours)")
-    problems = [f"{what}: {p}" for p in fit_problems(module, state, labels)]
+def _fill(module: torch.nn.Module, state: dict[str, torch.Tensor], what: str, source: Path,
+          name: Callable[[str], str]) -> tuple[int, list[str]]:
+    """How many keys of `state` fit `module`, and the problems loading it exactly (missing, unexpected, shapes), each
+    naming the file and its keys as `name` gives them (the file's own names where it has them): "textual: missing
+    from the directory: encoders.0.feed_forward.w_1.bias" named neither the file nor a key it holds (30th hostile
+    pass)."""
+    labels = ("missing", "unexpected", "shape mismatch (file vs ours)")
+    problems = [f"{source}: {what}: {p}" for p in fit_problems(module, state, labels, name)]
     return len(set(module.state_dict()) & set(state)), problems
 
 
@@ -67,13 +72,15 @@ def _marian_parts(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
     state, path = read_weights(directory)
     weights = split_marian_state(state, hub, str(path))
     notes += weights.notes
-    for component, module, part, prefix in (("textual", model.textual.encoder, weights.encoder, "model.encoder."),
-                                            ("decoder", model.decoder, weights.decoder, "model.decoder.")):
+    base = "model." if any(key.startswith("model.") for key in state) else ""  # a MarianModel file's keys have none
+    for component, module, part, prefix in (("textual", model.textual.encoder, weights.encoder, "encoder."),
+                                            ("decoder", model.decoder, weights.decoder, "decoder.")):
         if component in skip:
             continue
-        matched, found = _fill(module, part, component)
+        matched, found = _fill(module, part, component, path,
+                               lambda key: marian_name(key, base, hub["tie_word_embeddings"]))
         problems += found
-        rows.append(InitRow(component, str(path), prefix, matched, 0, 0, not found))
+        rows.append(InitRow(component, str(path), base + prefix, matched, 0, 0, not found))
         loads.append(lambda module=module, part=part: module.load_state_dict(part))
     if model.task == "mt":
         notes.append("src_embed: the decoder's embedding (one tensor, as in Marian)")
@@ -81,7 +88,7 @@ def _marian_parts(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
         ids = marian_ids(src_tokens, pieces, hub["pad_token_id"]) if not problems else None
         loads.append(lambda: model.marian_ids.copy_(ids))
         if model.src_embed is not None and "src_embed" not in skip and ids is not None:
-            rows.append(InitRow("src_embed", str(path), "model.shared.", 1, 0, 0, True))
+            rows.append(InitRow("src_embed", str(path), f"{base}shared.", 1, 0, 0, True))
             loads.append(lambda: model.src_embed.weight.copy_(weights.embedding[ids]))
             notes.append(f"src_embed: Marian's embedding rows of the {len(ids)} CTC tokens (<blank>: pad's row)")
     return problems
@@ -91,10 +98,13 @@ def _speech_part(model: SateModel, rows: list[InitRow], loads: list, notes: list
     conf = model.conf.acoustic
     hub, directory = require_hub(conf, "acoustic"), hub_directory(conf.path, "acoustic.path")
     state, path = read_weights(directory, used=lambda name: not unused_key(name, hub))
-    mapped, skipped = hf_key_map(state, hub)
+    mapped, skipped, origin = hf_key_map(state, hub)
     target = model.acoustic.encoder.model
     theirs = {k.removeprefix("model."): v for k, v in mapped.items()}
-    matched, problems = _fill(target, theirs, "acoustic")
+    # the file's name of each of theirs' keys: one no rename matched is the file's own, with no "model." to strip
+    # (it was looked up with one and called sate's name, fix30h)
+    files = {key.removeprefix("model."): origin[key] for key in mapped}
+    matched, problems = _fill(target, theirs, "acoustic", path, lambda key: files.get(key, f"{key} (sate's name)"))
     rows.append(InitRow("acoustic", str(path), "", matched, 0, len(skipped), not problems))
     if skipped:
         notes.append(f"acoustic: not used (other heads, pre-training): {name_list(skipped)}")
@@ -108,7 +118,7 @@ def _whisper_part(model: SateModel, rows: list[InitRow], loads: list, notes: lis
     conf = model.conf.acoustic
     state, path = whisper_weights(hub_directory(conf.path, "acoustic.path"))
     target = model.acoustic.encoder.model
-    matched, problems = _fill(target, state, "acoustic")
+    matched, problems = _fill(target, state, "acoustic", path, lambda key: f"{key} (sate's name)")
     rows.append(InitRow("acoustic", str(path), "encoder", matched, 0, 0, not problems))
     notes.append(f"acoustic: Whisper's encoder only (its decoder is not used); proj ({target.sizes.d_model} -> "
                  f"{model.conf.d_model}) is new, randomly initialised; frozen: {conf.freeze}")

@@ -127,6 +127,32 @@ def _layer_key(rest: str, names: dict[str, str], prefix: str) -> str | None:
     return f"{prefix}{index}.{names[module]}.{param}"
 
 
+# Our decoder keys that are no layer's -> the Marian file's (`split_marian_state` fills them from these), without the
+# "model." prefix a MarianMTModel file gives its base model's keys ("final_logits_bias", "lm_head.weight" have none).
+DECODER_OTHERS = {"output_layer.bias": "final_logits_bias", "output_layer.weight": "shared.weight",
+                  "embed.0.weight": "shared.weight"}
+
+
+def marian_name(ours: str, prefix: str = "model.", tied: bool = True) -> str:
+    """The name a Marian file gives one of our encoder or decoder keys, for messages (`split_marian_state`'s map read
+    backwards): a tensor missing from the file was named as ``encoders.0.feed_forward.w_1.bias``, a name the file
+    does not use (30th hostile pass); it is ``model.encoder.layers.0.fc1.bias`` there. `prefix` is the file's for
+    its base model's keys ("" in a MarianModel file, whose keys were all named with "model." once, fix30h); `tied`
+    the config's tie_word_embeddings (false: the output layer is ``lm_head.weight``)."""
+    for start, side, names in (("encoders.", "encoder", ENCODER_LAYER), ("decoders.", "decoder", DECODER_LAYER)):
+        index, _, tail = ours.removeprefix(start).partition(".")
+        module, _, param = tail.rpartition(".")
+        theirs = {v: k for k, v in names.items()}.get(module)
+        if ours.startswith(start) and theirs is not None:
+            return f"{prefix}{side}.layers.{index}.{theirs}.{param}"
+    if ours == "output_layer.weight" and not tied:
+        return "lm_head.weight"
+    other = DECODER_OTHERS.get(ours)
+    if other is None:
+        return ours
+    return other if other == "final_logits_bias" else prefix + other
+
+
 def check_sizes(plain: dict[str, torch.Tensor], hub: MarianHub, source: str) -> None:
     """config.json's sizes against the weights', one line for the first that differs ("config.json says d_model 64,
     the weights have 32"), before any tensor is mapped: otherwise every tensor would be listed as a mismatch."""

@@ -22,7 +22,16 @@ from typing import NotRequired, Protocol, TypedDict
 
 from sate.errors import SateError, first_few, shown
 from sate.files import RawMapping, require_file
-from sate.models.hub.files import Claims, check_config_sizes, get_key, hub_directory, read_json, safetensors_shapes
+from sate.layout import CT2_MODEL
+from sate.models.hub.files import (
+    Claims,
+    check_config_sizes,
+    ctranslate2_spec,
+    get_key,
+    hub_directory,
+    read_json,
+    safetensors_shapes,
+)
 from sate.models.registry import MAX_BLOCKS, MAX_WIDTH
 from sate.numbers import is_number
 
@@ -117,6 +126,29 @@ class SpeechHub(TypedDict):
     max_distance: NotRequired[int]  # WavLM only
 
 
+# config.json keys CTranslate2 writes for a Whisper conversion, and for a Transformer (OPUS-MT, NLLB) one
+CT2_WHISPER_KEYS = ("suppress_ids", "alignment_heads", "lang_ids")
+CT2_TRANSFORMER_KEYS = ("decoder_start_token", "add_source_bos")
+
+
+def _converted(directory: Path, config: RawMapping) -> str:
+    """What a CTranslate2 conversion named as textual.path is, for the line refusing it ('' for other directories):
+    an OPUS-MT conversion is told to name the Hugging Face download it came from (its config.json, of decoding
+    settings, has no model_type); a Whisper one, as `sate fetch-whisper` prints, was told the same, and its Hugging
+    Face download is no Marian model either (30th hostile pass): it is said to be a speech model, for acoustic.path."""
+    model_bin = directory / CT2_MODEL
+    if "model_type" in config or not model_bin.is_file():
+        return ""
+    spec = ctranslate2_spec(model_bin)
+    if spec == "WhisperSpec" or (spec is None and any(key in config for key in CT2_WHISPER_KEYS)):
+        return (f"; {directory} is a CTranslate2 Whisper ({CT2_MODEL}): a speech model, which belongs in "
+                "model.acoustic.path (acoustic.type whisper)")
+    if spec == "TransformerSpec" or (spec is None and any(key in config for key in CT2_TRANSFORMER_KEYS)):
+        return (f"; {directory} is a CTranslate2 conversion ({CT2_MODEL}): name the Hugging Face download it was "
+                "converted from (config.json with model.safetensors or pytorch_model.bin)")
+    return f"; {directory} is a CTranslate2 conversion ({CT2_MODEL}, {spec or 'an unknown spec'}), not an OPUS-MT model"
+
+
 def marian_settings(path: str | Path) -> MarianHub:
     """The ``textual.hub`` dict of a Marian (OPUS-MT) directory: its config.json keys that change the model."""
     directory = hub_directory(path, "textual.path")
@@ -124,7 +156,7 @@ def marian_settings(path: str | Path) -> MarianHub:
     config = read_json(config_path)
     if config.get("model_type") != "marian":
         raise SateError(f"{config_path}: model_type is {shown(config.get('model_type'))}, textual.type hf_marian "
-                        "needs a Marian (OPUS-MT) model")
+                        f"needs a Marian (OPUS-MT) model{_converted(directory, config)}")
     kinds = {"activation_function": str, "scale_embedding": bool}
     hub = MarianHub(**{key: get_key(config, key, config_path, kinds.get(key, int)) for key in MARIAN_REQUIRED},
                     **{key: config.get(key, default) for key, default in MARIAN_OPTIONAL.items()})

