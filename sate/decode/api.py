@@ -25,7 +25,7 @@ import inspect
 import itertools
 import os
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -217,6 +217,30 @@ def _guarded(item: PreparedAudio, errors: dict[int, str], key: int) -> PreparedA
                 yield np.zeros(max(round((b - a) * SAMPLE_RATE), MIN_SAMPLES), np.float32)
 
     return PreparedAudio(item.source, item.duration, item.spans, waves()) if inspect.isgenerator(item.waves) else item
+
+
+def _uneven(item: PreparedAudio, index: int, waves: int | None) -> str:
+    """The refusal of a prepared input whose waves (None: more than its spans) are not one for each of its spans."""
+    spans = f"{len(item.spans)} span{'' if len(item.spans) == 1 else 's'}"
+    given = "more waves" if waves is None else f"{waves} wave{'' if waves == 1 else 's'}"
+    return (f"prepared[{index}] ({one_line(item.source)}): {spans} but {given}: its waves are the "
+            "samples of its spans, one each, in order (spans changed alone, e.g. by dataclasses.replace? prepare() it "
+            "again, or give the waves of the spans given)")
+
+
+def _one_a_span(item: PreparedAudio, index: int) -> Iterator[np.ndarray]:
+    """``item``'s waves, refused unless there is one for each of its spans: the results were matched to spans in one
+    stream across inputs, so a prepared input given its own segmentation (spans cut to the first two of `prepare`'s,
+    its waves left as they were) gave its extra waves' translations to the next input, exit as usual, and one with
+    fewer waves than spans was a StopIteration traceback (thirtieth hostile pass)."""
+    count = 0
+    for wave in item.waves:
+        if count == len(item.spans):
+            raise SateError(_uneven(item, index, None))
+        count += 1
+        yield wave
+    if count < len(item.spans):
+        raise SateError(_uneven(item, index, count))
 
 
 def pick_device(device: str | torch.device | None) -> torch.device:
@@ -527,7 +551,11 @@ class SpeechTranslator:
                 continue
             raise SateError(f"prepared[{i}] ({item.source}): {why}; a file's segments are read once, as they are "
                             "decoded: prepare() it again for each decoding")
-        decoded = self._decode_waves((w for item in prepared for w in item.waves), options, batch_size)
+        for i, item in enumerate(prepared):  # a list of waves is counted before any decoding, a generator as it is read
+            if isinstance(item.waves, Sized) and len(item.waves) != len(item.spans):
+                raise SateError(_uneven(item, i, len(item.waves)))
+        waves = (w for i, item in enumerate(prepared) for w in _one_a_span(item, i))
+        decoded = self._decode_waves(waves, options, batch_size)
         results = []
         for item in prepared:
             segments = [Segment(a, b, *next(decoded)) for a, b in item.spans]
