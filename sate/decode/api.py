@@ -190,6 +190,23 @@ def _reads_as_a_name(data: bytes) -> bool:
         return all(byte >= 0x20 and not 0x7F <= byte < 0xA0 for byte in data)
 
 
+def _refuse_line_ends(name: str) -> None:
+    """Refuse a missing name whose file is there without the spaces or line break around it, as the lines of a list
+    read in Python keep their line break (`for line in open("list.txt")`, `readlines()`): every input of
+    `stream(open("list.txt"))` was "talk.wav" and a line break, then ": no such file", a message of two lines that
+    did not say why (thirtieth hostile pass). A carriage return alone (a list saved on Windows, read by the shell) is
+    named where the file is read (`sate.data.audio`), with how to strip the list."""
+    bare = name.strip()
+    if bare == name or not bare or name.rstrip("\r") == bare or os.path.lexists(name) or not os.path.lexists(bare):
+        return
+    lead, trail = name[:len(name) - len(name.lstrip())], name[len(name.rstrip()):]
+    carries = " and ".join([f"begins with {shown(lead)}"] * bool(lead) + [f"ends with {shown(trail)}"] * bool(trail))
+    why = ", as the lines of a file read in Python keep their line break (for line in open(list), readlines())" \
+        if "\n" in trail else ""
+    raise SateError(f"{one_line(name)}: no such file; {one_line(bare)} is there: the name given {carries}{why}: "
+                    "strip it (name.strip())")
+
+
 SLACK = SAMPLE_RATE // 1000  # samples a segment may lack at the file's end: a resampled file's length, rounded
 
 
@@ -414,6 +431,8 @@ class SpeechTranslator:
             # and ending it, not one input's Failure (25th hostile pass)
             raise SateError(f"{one_line(name)}: a name holding a NUL character, which no file's name holds (names "
                             "split on newlines where find -print0 wrote NUL-separated ones?)")
+        if isinstance(source, str | Path):
+            _refuse_line_ends(str(source))
         # os.path.isfile: a name too long for the file system is no file (audio_blocks names it), not an OSError
         if isinstance(source, str | Path) and os.path.isfile(source):  # read twice, block by block: any length
             spans, duration = file_segments(source, vad)

@@ -676,3 +676,22 @@ def test_a_prepared_input_whose_waves_are_not_one_a_span_is_refused(translators:
     ready = st.prepare(tmp_path / "talk.wav")
     given = dataclasses.replace(ready, spans=ready.spans[:1], waves=list(ready.waves)[:1])  # as the advice says
     assert st.decode_prepared([given])[0].segments == whole.segments[:1]
+
+
+def test_a_name_read_from_a_list_with_its_line_break_is_told_to_strip_it(translators: dict[str, SpeechTranslator],
+                                                                         talk: np.ndarray, tmp_path: Path) -> None:
+    """`stream(open("list.txt"))` gave every input "talk.wav", a line break, then ": no such file", a message of two
+    lines that did not say why (thirtieth hostile pass). A file whose name holds the line break is read as ever."""
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    (tmp_path / "list.txt").write_text(f"{tmp_path}/talk.wav\n")
+    with open(tmp_path / "list.txt") as names:
+        (failure,) = st.stream(names)
+    assert failure.error == (f"{tmp_path}/talk.wav\\n: no such file; {tmp_path}/talk.wav is there: the name given "
+                             "ends with '\\n', as the lines of a file read in Python keep their line break (for line "
+                             "in open(list), readlines()): strip it (name.strip())")
+    with pytest.raises(SateError, match=r"^ .*talk.wav: no such file; .*talk.wav is there: the name given begins "
+                                        r"with ' ': strip it \(name.strip\(\)\)$"):
+        st.translate([f" {tmp_path}/talk.wav"])
+    sf.write(tmp_path / "talk.wav\n", talk, SAMPLE_RATE, format="WAV")
+    assert st.translate([f"{tmp_path}/talk.wav\n"])[0].segments == st.translate([tmp_path / "talk.wav"])[0].segments
