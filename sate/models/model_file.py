@@ -186,11 +186,14 @@ def _refuse_checkpoint_folder(path: Path) -> None:
 
 
 def model_from_file(path: str | Path) -> tuple[SateModel, ModelFile]:
-    """Rebuild the model stored in a model file, in eval mode; also returns the file's dict."""
+    """Rebuild the model stored in a model file, in eval mode and in float32, as sate computes features: built under
+    another default dtype (`torch.set_default_dtype(torch.float64)` in a notebook) its weights were of that type, and
+    every decoding a torch traceback, "Input type (float) and bias type (double) should be the same" (thirtieth
+    hostile pass). Also returns the file's dict."""
     data = load_model_file(path)
     model = built(data, path)
     load_exact(model, data["model"], str(path))
-    return model.eval(), data
+    return model.float().eval(), data
 
 
 def built(meta: RawMapping, path: str | Path) -> SateModel:

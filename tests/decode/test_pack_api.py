@@ -26,6 +26,7 @@ from sate.decode import api
 from sate.decode.api import Failure, Result, SpeechTranslator, check_ctc_scores
 from sate.decode.beam_search import DecodeOptions, decode_memory
 from sate.decode.pack import pack, read_pack_yaml
+from sate.decode.vad import VadOptions
 from sate.errors import SateError
 from sate.models import build_model, load_model_file, save_model_file
 from sate.models.tiny import tiny_config
@@ -543,6 +544,25 @@ def test_translate_files_and_waveforms(packs: dict[str, Path], prepared_data: Pa
         st.translate([(np.zeros(32000, dtype=np.float32), 16000)])
     with pytest.raises(SateError, match="translate_text needs an MT model"):
         st.translate_text(["hello"])
+
+
+@pytest.mark.slow
+def test_a_pack_decodes_alike_under_another_default_dtype(packs: dict[str, Path], prepared_data: Path) -> None:
+    """`torch.set_default_dtype(torch.float64)` in a notebook made a pack loaded after it a float64 model, and the
+    silero VAD's network, made as it is first used, float64 too: every `translate`, of a translator loaded before it
+    too, was a torch traceback (thirtieth hostile pass). Both stay float32, as the features are."""
+    path = read_manifest(prepared_data / "tst-COMMON.jsonl")[0]["audio"]
+    st, mt = SpeechTranslator.load(packs["st"], "cpu"), SpeechTranslator.load(packs["mt"], "cpu")
+    expected, text = st.translate([path], vad=VadOptions(method="silero")), mt.translate_text(["hello world"])
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert st.translate([path], vad=VadOptions(method="silero")) == expected
+        loaded = SpeechTranslator.load(packs["st"], "cpu")
+        assert {p.dtype for p in loaded.model.parameters()} == {torch.float32}
+        assert loaded.translate([path], vad=VadOptions(method="silero")) == expected
+        assert SpeechTranslator.load(packs["mt"], "cpu").translate_text(["hello world"]) == text
+    finally:
+        torch.set_default_dtype(torch.float32)
 
 
 def test_asr_pack_transcribes_and_mt_pack_translates_text(packs: dict[str, Path], prepared_data: Path) -> None:
