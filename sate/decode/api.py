@@ -45,6 +45,7 @@ from sate.decode.pack import (
     _pack_advice,
     check_cmvn,
     check_cmvn_kind,
+    check_pack_features,
     check_pack_parts,
     check_pack_tokens,
     decode_options,
@@ -370,6 +371,7 @@ class SpeechTranslator:
         if meta["task"] != info.task:
             raise SateError(f"{directory / MODEL} holds a model of task {meta['task']}, but sate.yaml says {info.task}")
         check_pack_tokens(meta, directory, info, tuple(vocabs.values()))
+        check_pack_features(model.conf, directory, info)
         cmvn = None
         if info.features is not None:
             kind = info.features["cmvn"]

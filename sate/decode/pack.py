@@ -553,6 +553,21 @@ def check_pack_tokens(meta: Mapping[str, Any], directory: Path, info: PackInfo, 
                             f"{token_source(directory, side, info.vocab)}")
 
 
+def check_pack_features(conf: ModelConfig, directory: Path, info: PackInfo) -> None:
+    """A pack's features type (fbank or waveform) is its model's: the decoding reads it from the model, so a
+    sate.yaml copied from a pack of the other kind (a wav2vec2 pack's over an fbank one's) was decoded with the model's
+    features and the copied section's normalisation, its cmvn.json left unread, exit 0 (thirtieth hostile pass).
+    Shared by `sate evaluate` (`SpeechTranslator.load`) and `sate analyze`."""
+    if info.features is None:
+        return
+    said, reads = "waveform" if info.features.get("type") == "waveform" else "fbank", model_features(conf)
+    if said != reads:
+        raise SateError(f"{directory / PACK_YAML}: features.type is {said}, but the acoustic encoder of "
+                        f"{directory / MODEL} ({conf.acoustic.type}) reads "
+                        f"{'waveforms' if reads == 'waveform' else 'fbank features'}: put back the sate.yaml `sate "
+                        "pack` wrote, or pack the model again")
+
+
 # ----------------------------------------------------------------------------------------------
 # CLI
 

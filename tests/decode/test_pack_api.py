@@ -546,6 +546,26 @@ def test_translate_files_and_waveforms(packs: dict[str, Path], prepared_data: Pa
         st.translate_text(["hello"])
 
 
+def test_a_pack_whose_features_type_is_not_its_models_is_refused(packs: dict[str, Path], tmp_path: Path) -> None:
+    """The features type is read from the model: a sate.yaml copied from a wav2vec2 pack over an fbank pack's was
+    decoded with fbank and the copied section's normalisation (none), its cmvn.json left unread, exit 0 (thirtieth
+    hostile pass). `sate analyze` reads a pack's parts alike."""
+    from sate.analysis.cli import load_model
+
+    copy = tmp_path / "st"
+    shutil.copytree(packs["st"], copy)
+    doc = yaml.safe_load((copy / "sate.yaml").read_text())
+    doc["features"] = {"type": "waveform", "sample_rate": 16000, "min_samples": 1600, "cmvn": "none"}
+    (copy / "sate.yaml").write_text(yaml.safe_dump(doc))
+    refusal = (f"^{copy}/sate.yaml: features.type is waveform, but the acoustic encoder of {copy}/model.pt "
+               r"\(conformer\) reads fbank features: put back the sate.yaml `sate pack` wrote, or pack the model "
+               "again$")
+    with pytest.raises(SateError, match=refusal):
+        SpeechTranslator.load(copy, "cpu")
+    with pytest.raises(SateError, match=refusal):
+        load_model(copy)
+
+
 @pytest.mark.slow
 def test_a_pack_decodes_alike_under_another_default_dtype(packs: dict[str, Path], prepared_data: Path) -> None:
     """`torch.set_default_dtype(torch.float64)` in a notebook made a pack loaded after it a float64 model, and the
