@@ -155,6 +155,17 @@ def load_model_file(path: str | Path) -> ModelFile:
     check_meta(path, data)
     if not isinstance(data.get("model"), dict):
         raise SateError(f"{path}: model file has no state dict under 'model'")
+    for key, value in data["model"].items():  # a list or None there was an AttributeError traceback, a sparse
+        # tensor torch's RuntimeError of several lines, an int key a TypeError (thirtieth hostile pass)
+        if not isinstance(key, str):
+            why = f"the key {shown(key)}, not a parameter's name"
+        elif not isinstance(value, torch.Tensor):
+            why = f"{key} as {type(value).__name__}, not a tensor"
+        elif value.layout != torch.strided:
+            why = f"{key} as a {str(value.layout).removeprefix('torch.')} tensor, not a dense one"
+        else:
+            continue
+        raise SateError(f"{path}: its weights (under 'model') hold {why} (a damaged or foreign file)")
     return data
 
 
@@ -224,9 +235,20 @@ def fit_problems(module: torch.nn.Module, state: dict[str, torch.Tensor],
 def load_exact(model: torch.nn.Module, state: dict[str, torch.Tensor], source: str) -> None:
     """load_state_dict that names every missing, unexpected or mis-shaped key in a `SateError`."""
     problems = fit_problems(model, state)
+    own = model.state_dict()
+    # integer, boolean or complex values where the model keeps floats (or the other way) were cast without a word
+    # (complex ones with torch's warning): another kind of number is no weight of this model (thirtieth hostile pass)
+    kinds = [f"{k} {str(state[k].dtype).removeprefix('torch.')} vs {str(own[k].dtype).removeprefix('torch.')}"
+             for k in sorted(set(own) & set(state)) if _number_kind(state[k]) != _number_kind(own[k])]
+    problems += [f"type mismatch (file vs model): {name_list(kinds)}"] * bool(kinds)
     if problems:
         raise SateError(f"{source} does not fit the model: " + "; ".join(problems))
     model.load_state_dict(state)
+
+
+def _number_kind(tensor: torch.Tensor) -> tuple[bool, bool]:
+    """Whether a tensor holds floats, and whether complex ones: what a weight of another precision shares."""
+    return tensor.is_floating_point(), tensor.is_complex()
 
 
 def name_list(keys: list[str], limit: int = 8) -> str:

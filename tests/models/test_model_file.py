@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -135,6 +136,27 @@ def test_a_header_whose_sizes_disagree_with_its_token_lists(tmp_path: Path, buil
         model_from_file(path)
 
 
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda w, k: {**w, k: [1.0, 2.0]}, "hold {key} as list, not a tensor"),
+    (lambda w, k: {**w, k: None}, "hold {key} as NoneType, not a tensor"),
+    (lambda w, k: {**w, 3: w[k]}, "hold the key 3, not a parameter's name"),
+    (lambda w, k: {**w, k: w[k].to_sparse()}, "hold {key} as a sparse_coo tensor, not a dense one"),
+])
+def test_weights_that_are_no_tensors_are_named(tmp_path: Path, build: Callable[..., Any], src_tokens: list[str],
+                                               tgt_tokens: list[str], change: Callable[..., dict],
+                                               message: str) -> None:
+    """A list or None among the weights was an AttributeError traceback, a sparse tensor torch's RuntimeError of
+    several lines, an int key a TypeError (thirtieth hostile pass)."""
+    path = tmp_path / "m.pt"
+    save_model_file(path, build("mt"), src_tokens, tgt_tokens)
+    data = torch.load(path, weights_only=True)
+    key = "src_embed.weight"
+    torch.save({**data, "model": change(data["model"], key)}, path)
+    with pytest.raises(SateError, match=re.escape(f"{path}: its weights (under 'model') {message.format(key=key)} "
+                                                  "(a damaged or foreign file)")):
+        model_from_file(path)
+
+
 @pytest.mark.parametrize("change", [{"task": "asr"}, {"config": {"d_model": "x"}}])
 def test_a_header_recording_a_config_sate_refuses_names_the_file(tmp_path: Path, build: Callable[..., Any],
                                                                  src_tokens: list[str], tgt_tokens: list[str],
@@ -202,6 +224,18 @@ def test_load_exact_names_the_keys(build: Callable[..., Any]) -> None:
     with pytest.raises(SateError, match=r"missing: decoder.after_norm.bias.*unexpected: extra.weight.*"
                                         r"src_embed.weight \(3, 3\) vs \(13, 16\)"):
         load_exact(model, state, "test")
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.bool, torch.complex64])
+def test_load_exact_names_weights_of_another_kind_of_number(build: Callable[..., Any], dtype: torch.dtype) -> None:
+    """Integer, boolean or complex values where the model keeps floats were cast without a word (complex ones with
+    torch's warning): no weights of this model (thirtieth hostile pass). Another precision of floats loads."""
+    model = build("mt")
+    state = model.state_dict()
+    load_exact(model, {**state, "src_embed.weight": state["src_embed.weight"].half()}, "test")
+    with pytest.raises(SateError, match=rf"^test does not fit the model: type mismatch \(file vs model\): "
+                                        rf"src_embed.weight {str(dtype).removeprefix('torch.')} vs float32$"):
+        load_exact(model, {**state, "src_embed.weight": state["src_embed.weight"].to(dtype)}, "test")
 
 
 def test_a_truncated_or_damaged_file_is_called_damaged(tmp_path: Path, build: Callable[..., Any],
