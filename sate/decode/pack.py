@@ -23,6 +23,7 @@ leaves a complete-looking pack.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 from collections.abc import Mapping
@@ -448,7 +449,24 @@ def _what_else(directory: Path) -> str | None:
         return "a `sate evaluate` run's folder; --model takes the pack it evaluated"
     if holds_data_files(directory):
         return "a data directory (`sate prep`); `sate pack --model FILE --data` packs a model file with it"
+    packs = _packs_held(directory)
+    if packs:  # a folder of packs, or the folder a shared pack's archive unpacked into (its pack inside)
+        more = f" and {len(packs) - 3:,} more" if len(packs) > 3 else ""  # whole paths: first_few cuts long ones
+        return f"a folder of packs? give one: {', '.join(one_line(str(directory / n)) for n in packs[:3])}{more}"
     return None
+
+
+def _packs_held(directory: Path, limit: int = 1000) -> list[str]:
+    """The names of the packs right inside ``directory`` (of its first ``limit`` entries: a home folder given by
+    mistake is not read whole), in order. A folder of packs, or the folder an archived pack was unpacked into, was
+    told to "write one with `sate pack`", which needs the model file and the data directory the pack was made to do
+    without (thirtieth hostile pass)."""
+    try:
+        with os.scandir(directory) as entries:
+            names = [entry.name for entry in itertools.islice(entries, limit)]
+    except OSError:
+        return []
+    return sorted(name for name in names if (directory / name / PACK_YAML).is_file())
 
 
 def _file_advice(path: Path) -> str:

@@ -546,6 +546,21 @@ def test_translate_files_and_waveforms(packs: dict[str, Path], prepared_data: Pa
         st.translate_text(["hello"])
 
 
+def test_a_folder_of_packs_names_them(packs: dict[str, Path], tmp_path: Path) -> None:
+    """A folder of packs, or the folder a shared pack's archive was unpacked into (the pack inside it), was told to
+    "write one with `sate pack`", which needs the model file and data directory a pack does without (thirtieth
+    hostile pass). The advice, followed, loads."""
+    root = packs["st"].parent
+    with pytest.raises(SateError, match=rf"^{root}: not a packed model: sate.yaml is missing \(a folder of packs\? "
+                                        rf"give one: {root}/asr, {root}/mt, {root}/st\)$"):
+        SpeechTranslator.load(root, "cpu")
+    archive = shutil.make_archive(str(tmp_path / "st"), "gztar", root, "st")
+    shutil.unpack_archive(archive, tmp_path / "models")
+    with pytest.raises(SateError, match=rf"\(a folder of packs\? give one: {tmp_path}/models/st\)$"):
+        SpeechTranslator.load(tmp_path / "models", "cpu")
+    assert SpeechTranslator.load(tmp_path / "models" / "st", "cpu").task == "st"
+
+
 def test_a_pack_whose_features_type_is_not_its_models_is_refused(packs: dict[str, Path], tmp_path: Path) -> None:
     """The features type is read from the model: a sate.yaml copied from a wav2vec2 pack over an fbank pack's was
     decoded with fbank and the copied section's normalisation (none), its cmvn.json left unread, exit 0 (thirtieth
