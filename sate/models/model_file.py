@@ -236,19 +236,23 @@ def load_exact(model: torch.nn.Module, state: dict[str, torch.Tensor], source: s
     """load_state_dict that names every missing, unexpected or mis-shaped key in a `SateError`."""
     problems = fit_problems(model, state)
     own = model.state_dict()
-    # integer, boolean or complex values where the model keeps floats (or the other way) were cast without a word
-    # (complex ones with torch's warning): another kind of number is no weight of this model (thirtieth hostile pass)
     kinds = [f"{k} {str(state[k].dtype).removeprefix('torch.')} vs {str(own[k].dtype).removeprefix('torch.')}"
-             for k in sorted(set(own) & set(state)) if _number_kind(state[k]) != _number_kind(own[k])]
+             + " (not whole numbers)" * (not own[k].is_floating_point())
+             for k in sorted(set(own) & set(state)) if _number_misfits(state[k], own[k])]
     problems += [f"type mismatch (file vs model): {name_list(kinds)}"] * bool(kinds)
     if problems:
         raise SateError(f"{source} does not fit the model: " + "; ".join(problems))
     model.load_state_dict(state)
 
 
-def _number_kind(tensor: torch.Tensor) -> tuple[bool, bool]:
-    """Whether a tensor holds floats, and whether complex ones: what a weight of another precision shares."""
-    return tensor.is_floating_point(), tensor.is_complex()
+def _number_misfits(value: torch.Tensor, own: torch.Tensor) -> bool:
+    """Whether `value` is no weight of this model: integers, booleans or complex numbers where it keeps floats were
+    cast without a word (complex ones with torch's warning; thirtieth hostile pass). Floats of another precision
+    fit, and so do whole-number floats where it keeps an integer buffer: a file cast whole (`{k: v.half()}`,
+    `.double()`) turns BatchNorm's num_batches_tracked into floats, which load as they always did."""
+    if own.is_floating_point():
+        return not value.is_floating_point()
+    return value.is_floating_point() and not torch.equal(value, value.round())
 
 
 def name_list(keys: list[str], limit: int = 8) -> str:

@@ -600,6 +600,27 @@ def test_a_pack_decodes_alike_under_another_default_dtype(packs: dict[str, Path]
         torch.set_default_dtype(torch.float32)
 
 
+@pytest.mark.slow
+def test_a_pack_whose_model_file_was_cast_whole_translates_as_it_did(packs: dict[str, Path], prepared_data: Path,
+                                                                   tmp_path: Path) -> None:
+    """A pack shrunk with `{k: v.half() for k, v in sd.items()}` (or widened with `.double()`) makes the conformer's
+    int64 BatchNorm counter a float too, and was refused as a type mismatch (review of the thirtieth hostile pass).
+    It translates as it did: as the pack whose floats alone were cast."""
+    path = read_manifest(prepared_data / "tst-COMMON.jsonl")[0]["audio"]
+
+    def cast(dtype: torch.dtype, floats_only: bool) -> list[Result]:
+        copy = tmp_path / f"{dtype}-{floats_only}"
+        shutil.copytree(packs["st"], copy)
+        data = torch.load(copy / "model.pt", weights_only=True)
+        data["model"] = {k: v.to(dtype) if v.is_floating_point() or not floats_only else v
+                         for k, v in data["model"].items()}
+        torch.save(data, copy / "model.pt")
+        return SpeechTranslator.load(copy, "cpu").translate([path])
+
+    assert cast(torch.float64, False) == SpeechTranslator.load(packs["st"], "cpu").translate([path])
+    assert cast(torch.float16, False) == cast(torch.float16, True)
+
+
 def test_asr_pack_transcribes_and_mt_pack_translates_text(packs: dict[str, Path], prepared_data: Path) -> None:
     asr = SpeechTranslator.load(packs["asr"])
     row = read_manifest(prepared_data / "dev.jsonl")[0]

@@ -238,6 +238,40 @@ def test_load_exact_names_weights_of_another_kind_of_number(build: Callable[...,
         load_exact(model, {**state, "src_embed.weight": state["src_embed.weight"].to(dtype)}, "test")
 
 
+COUNTER = "acoustic.encoder.encoders.0.conv_module.norm.num_batches_tracked"  # the tiny ST model's int64 buffer
+
+
+@pytest.mark.parametrize("cast", [torch.float16, torch.bfloat16, torch.float64])
+def test_a_model_file_cast_whole_loads_as_it_did(tmp_path: Path, build: Callable[..., Any], src_tokens: list[str],
+                                                 tgt_tokens: list[str], cast: torch.dtype) -> None:
+    """A model file shrunk or widened whole (`{k: v.half() for k, v in sd.items()}`, `.double()`) makes BatchNorm's
+    int64 num_batches_tracked a float too; it was refused as a type mismatch (review of the thirtieth hostile pass).
+    Whole numbers there load as they always did (a counter past float16's range is inf, as it was), and the model
+    equals the one whose floats alone were cast."""
+    path = tmp_path / "m.pt"
+    model = build("st")
+    save_model_file(path, model, src_tokens, tgt_tokens)
+    data = torch.load(path, weights_only=True)
+    weights = {k: v.to(cast) if v.is_floating_point() else v for k, v in data["model"].items()}
+    for counter in (weights[COUNTER], torch.tensor(70000)):
+        torch.save({**data, "model": {k: v.to(cast) for k, v in {**weights, COUNTER: counter}.items()}}, path)
+        whole = model_from_file(path)[0].state_dict()
+        assert whole[COUNTER].dtype == torch.int64
+        for key, value in model.state_dict().items():
+            assert torch.equal(whole[key], weights[key].to(value.dtype)) or key == COUNTER, key
+
+
+def test_a_fraction_or_nan_where_the_model_keeps_an_integer_buffer_is_refused(build: Callable[..., Any]) -> None:
+    """An integer buffer given a float that is no whole number is no value of it; whole numbers load."""
+    model = build("st")
+    state = model.state_dict()
+    load_exact(model, {**state, COUNTER: torch.tensor(3.0)}, "test")
+    for value in (2.5, float("nan")):
+        with pytest.raises(SateError, match=rf"^test does not fit the model: type mismatch \(file vs model\): "
+                                            rf"{COUNTER} float32 vs int64 \(not whole numbers\)$"):
+            load_exact(model, {**state, COUNTER: torch.tensor(value)}, "test")
+
+
 def test_a_truncated_or_damaged_file_is_called_damaged(tmp_path: Path, build: Callable[..., Any],
                                                        src_tokens: list[str], tgt_tokens: list[str]) -> None:
     path = tmp_path / "model.pt"
