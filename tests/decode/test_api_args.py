@@ -695,3 +695,20 @@ def test_a_name_read_from_a_list_with_its_line_break_is_told_to_strip_it(transla
         st.translate([f" {tmp_path}/talk.wav"])
     sf.write(tmp_path / "talk.wav\n", talk, SAMPLE_RATE, format="WAV")
     assert st.translate([f"{tmp_path}/talk.wav\n"])[0].segments == st.translate([tmp_path / "talk.wav"])[0].segments
+
+
+def test_a_missing_name_with_a_line_break_is_one_line(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A missing name ending in a line break whose stripped name is missing too ("zz.wav\\n") was "zz.wav", a line
+    break, then ": no such file": two lines (review of the thirtieth hostile pass); a list saved on Windows's
+    carriage return, where the file is there without it, was printed raw."""
+    st = translators["st"]
+    monkeypatch.chdir(tmp_path)
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    with pytest.raises(SateError) as missing:
+        st.translate(["zz.wav\n"])
+    assert str(missing.value) == f"zz.wav\\n: no such file (relative to the current directory, {tmp_path})"
+    (failure,) = st.stream(["talk.wav\r"])
+    assert failure.error.startswith(f"talk.wav\\r: no such file (relative to the current directory, {tmp_path}); "
+                                    "talk.wav is there: the name given ends in a carriage return (\\r)")
+    assert "\n" not in failure.error and "\r" not in failure.error
