@@ -36,6 +36,7 @@ from sate.data.marian_vocab import MarianVocab
 from sate.data.vocab import Vocabulary, load_source_vocabulary, load_vocabularies, vocabulary_kind
 from sate.decode.pack import (
     check_cmvn_kind,
+    check_pack_features,
     check_pack_parts,
     check_pack_tokens,
     model_features,
@@ -133,6 +134,7 @@ def load_model(path: Path) -> AnalysisModel:
         check_pack_parts(directory, info)
         vocabs = load_vocabularies(directory, info.task, info.vocab)
         check_pack_tokens(meta, directory, info, vocabs)
+        check_pack_features(model.conf, directory, info)
     if meta["task"] != "mt":
         if info is not None:
             cmvn, where = info.features["cmvn"], f"{directory / layout.PACK_YAML}: features.cmvn"

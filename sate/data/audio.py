@@ -34,7 +34,7 @@ from typing import BinaryIO, Protocol
 import numpy as np
 import soundfile as sf
 
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import describe_os_error, known_kind, relative_note, what_is_there
 
 SAMPLE_RATE = 16000
@@ -803,7 +803,8 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         # `sate stream -` reads it; a relative name says where it was looked for, and a '~' no shell expanded
         # (`translate(["~/talk.wav"])` in a notebook) that it is no home folder there (25th hostile pass)
         where = " (standard input is read as /dev/stdin)" if str(path) == "-" else relative_note(path)
-        raise SateError(f"{path}: no such file{where}{_list_residue(path)}")
+        # one line: a name of the Python API ending in a line break ("zz.wav\n") was two (thirtieth hostile pass)
+        raise SateError(one_line(f"{path}: no such file{where}{_list_residue(path)}"))
     if directory:
         raise SateError(f"{path}: is a directory, not an audio file")
     if empty:

@@ -25,7 +25,7 @@ import inspect
 import itertools
 import os
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,6 +45,7 @@ from sate.decode.pack import (
     _pack_advice,
     check_cmvn,
     check_cmvn_kind,
+    check_pack_features,
     check_pack_parts,
     check_pack_tokens,
     decode_options,
@@ -190,6 +191,23 @@ def _reads_as_a_name(data: bytes) -> bool:
         return all(byte >= 0x20 and not 0x7F <= byte < 0xA0 for byte in data)
 
 
+def _refuse_line_ends(name: str) -> None:
+    """Refuse a missing name whose file is there without the spaces or line break around it, as the lines of a list
+    read in Python keep their line break (`for line in open("list.txt")`, `readlines()`): every input of
+    `stream(open("list.txt"))` was "talk.wav" and a line break, then ": no such file", a message of two lines that
+    did not say why (thirtieth hostile pass). A carriage return alone (a list saved on Windows, read by the shell) is
+    named where the file is read (`sate.data.audio`), with how to strip the list."""
+    bare = name.strip()
+    if bare == name or not bare or name.rstrip("\r") == bare or os.path.lexists(name) or not os.path.lexists(bare):
+        return
+    lead, trail = name[:len(name) - len(name.lstrip())], name[len(name.rstrip()):]
+    carries = " and ".join([f"begins with {shown(lead)}"] * bool(lead) + [f"ends with {shown(trail)}"] * bool(trail))
+    why = ", as the lines of a file read in Python keep their line break (for line in open(list), readlines())" \
+        if "\n" in trail else ""
+    raise SateError(f"{one_line(name)}: no such file; {one_line(bare)} is there: the name given {carries}{why}: "
+                    "strip it (name.strip())")
+
+
 SLACK = SAMPLE_RATE // 1000  # samples a segment may lack at the file's end: a resampled file's length, rounded
 
 
@@ -217,6 +235,30 @@ def _guarded(item: PreparedAudio, errors: dict[int, str], key: int) -> PreparedA
                 yield np.zeros(max(round((b - a) * SAMPLE_RATE), MIN_SAMPLES), np.float32)
 
     return PreparedAudio(item.source, item.duration, item.spans, waves()) if inspect.isgenerator(item.waves) else item
+
+
+def _uneven(item: PreparedAudio, index: int, waves: int | None) -> str:
+    """The refusal of a prepared input whose waves (None: more than its spans) are not one for each of its spans."""
+    spans = f"{len(item.spans)} span{'' if len(item.spans) == 1 else 's'}"
+    given = "more waves" if waves is None else f"{waves} wave{'' if waves == 1 else 's'}"
+    return (f"prepared[{index}] ({one_line(item.source)}): {spans} but {given}: its waves are the "
+            "samples of its spans, one each, in order (spans changed alone, e.g. by dataclasses.replace? prepare() it "
+            "again, or give the waves of the spans given)")
+
+
+def _one_a_span(item: PreparedAudio, index: int) -> Iterator[np.ndarray]:
+    """``item``'s waves, refused unless there is one for each of its spans: the results were matched to spans in one
+    stream across inputs, so a prepared input given its own segmentation (spans cut to the first two of `prepare`'s,
+    its waves left as they were) gave its extra waves' translations to the next input, exit as usual, and one with
+    fewer waves than spans was a StopIteration traceback (thirtieth hostile pass)."""
+    count = 0
+    for wave in item.waves:
+        if count == len(item.spans):
+            raise SateError(_uneven(item, index, None))
+        count += 1
+        yield wave
+    if count < len(item.spans):
+        raise SateError(_uneven(item, index, count))
 
 
 def pick_device(device: str | torch.device | None) -> torch.device:
@@ -329,6 +371,7 @@ class SpeechTranslator:
         if meta["task"] != info.task:
             raise SateError(f"{directory / MODEL} holds a model of task {meta['task']}, but sate.yaml says {info.task}")
         check_pack_tokens(meta, directory, info, tuple(vocabs.values()))
+        check_pack_features(model.conf, directory, info)
         cmvn = None
         if info.features is not None:
             kind = info.features["cmvn"]
@@ -390,6 +433,8 @@ class SpeechTranslator:
             # and ending it, not one input's Failure (25th hostile pass)
             raise SateError(f"{one_line(name)}: a name holding a NUL character, which no file's name holds (names "
                             "split on newlines where find -print0 wrote NUL-separated ones?)")
+        if isinstance(source, str | Path):
+            _refuse_line_ends(str(source))
         # os.path.isfile: a name too long for the file system is no file (audio_blocks names it), not an OSError
         if isinstance(source, str | Path) and os.path.isfile(source):  # read twice, block by block: any length
             spans, duration = file_segments(source, vad)
@@ -527,7 +572,11 @@ class SpeechTranslator:
                 continue
             raise SateError(f"prepared[{i}] ({item.source}): {why}; a file's segments are read once, as they are "
                             "decoded: prepare() it again for each decoding")
-        decoded = self._decode_waves((w for item in prepared for w in item.waves), options, batch_size)
+        for i, item in enumerate(prepared):  # a list of waves is counted before any decoding, a generator as it is read
+            if isinstance(item.waves, Sized) and len(item.waves) != len(item.spans):
+                raise SateError(_uneven(item, i, len(item.waves)))
+        waves = (w for i, item in enumerate(prepared) for w in _one_a_span(item, i))
+        decoded = self._decode_waves(waves, options, batch_size)
         results = []
         for item in prepared:
             segments = [Segment(a, b, *next(decoded)) for a, b in item.spans]

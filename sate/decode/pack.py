@@ -23,6 +23,7 @@ leaves a complete-looking pack.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 from collections.abc import Mapping
@@ -448,7 +449,24 @@ def _what_else(directory: Path) -> str | None:
         return "a `sate evaluate` run's folder; --model takes the pack it evaluated"
     if holds_data_files(directory):
         return "a data directory (`sate prep`); `sate pack --model FILE --data` packs a model file with it"
+    packs = _packs_held(directory)
+    if packs:  # a folder of packs, or the folder a shared pack's archive unpacked into (its pack inside)
+        more = f" and {len(packs) - 3:,} more" if len(packs) > 3 else ""  # whole paths: first_few cuts long ones
+        return f"a folder of packs? give one: {', '.join(one_line(str(directory / n)) for n in packs[:3])}{more}"
     return None
+
+
+def _packs_held(directory: Path, limit: int = 1000) -> list[str]:
+    """The names of the packs right inside ``directory`` (of its first ``limit`` entries: a home folder given by
+    mistake is not read whole), in order. A folder of packs, or the folder an archived pack was unpacked into, was
+    told to "write one with `sate pack`", which needs the model file and the data directory the pack was made to do
+    without (thirtieth hostile pass)."""
+    try:
+        with os.scandir(directory) as entries:
+            names = [entry.name for entry in itertools.islice(entries, limit)]
+    except OSError:
+        return []
+    return sorted(name for name in names if (directory / name / PACK_YAML).is_file())
 
 
 def _file_advice(path: Path) -> str:
@@ -551,6 +569,21 @@ def check_pack_tokens(meta: Mapping[str, Any], directory: Path, info: PackInfo, 
         if side in token_sides(meta["task"]) and meta[f"{side}_tokens"] != vocab.tokens:
             raise SateError(f"{directory / MODEL}: its {side} token list differs from "
                             f"{token_source(directory, side, info.vocab)}")
+
+
+def check_pack_features(conf: ModelConfig, directory: Path, info: PackInfo) -> None:
+    """A pack's features type (fbank or waveform) is its model's: the decoding reads it from the model, so a
+    sate.yaml copied from a pack of the other kind (a wav2vec2 pack's over an fbank one's) was decoded with the model's
+    features and the copied section's normalisation, its cmvn.json left unread, exit 0 (thirtieth hostile pass).
+    Shared by `sate evaluate` (`SpeechTranslator.load`) and `sate analyze`."""
+    if info.features is None:
+        return
+    said, reads = "waveform" if info.features.get("type") == "waveform" else "fbank", model_features(conf)
+    if said != reads:
+        raise SateError(f"{directory / PACK_YAML}: features.type is {said}, but the acoustic encoder of "
+                        f"{directory / MODEL} ({conf.acoustic.type}) reads "
+                        f"{'waveforms' if reads == 'waveform' else 'fbank features'}: put back the sate.yaml `sate "
+                        "pack` wrote, or pack the model again")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -156,6 +156,17 @@ def load_model_file(path: str | Path) -> ModelFile:
     check_meta(path, data)
     if not isinstance(data.get("model"), dict):
         raise SateError(f"{path}: model file has no state dict under 'model'")
+    for key, value in data["model"].items():  # a list or None there was an AttributeError traceback, a sparse
+        # tensor torch's RuntimeError of several lines, an int key a TypeError (thirtieth hostile pass)
+        if not isinstance(key, str):
+            why = f"the key {shown(key)}, not a parameter's name"
+        elif not isinstance(value, torch.Tensor):
+            why = f"{key} as {type(value).__name__}, not a tensor"
+        elif value.layout != torch.strided:
+            why = f"{key} as a {str(value.layout).removeprefix('torch.')} tensor, not a dense one"
+        else:
+            continue
+        raise SateError(f"{path}: its weights (under 'model') hold {why} (a damaged or foreign file)")
     return data
 
 
@@ -187,11 +198,14 @@ def _refuse_checkpoint_folder(path: Path) -> None:
 
 
 def model_from_file(path: str | Path) -> tuple[SateModel, ModelFile]:
-    """Rebuild the model stored in a model file, in eval mode; also returns the file's dict."""
+    """Rebuild the model stored in a model file, in eval mode and in float32, as sate computes features: built under
+    another default dtype (`torch.set_default_dtype(torch.float64)` in a notebook) its weights were of that type, and
+    every decoding a torch traceback, "Input type (float) and bias type (double) should be the same" (thirtieth
+    hostile pass). Also returns the file's dict."""
     data = load_model_file(path)
     model = built(data, path)
     load_exact(model, data["model"], str(path))
-    return model.eval(), data
+    return model.float().eval(), data
 
 
 def built(meta: RawMapping, path: str | Path) -> SateModel:
@@ -222,9 +236,24 @@ def fit_problems(module: torch.nn.Module, state: dict[str, torch.Tensor],
 def load_exact(model: torch.nn.Module, state: dict[str, torch.Tensor], source: str) -> None:
     """load_state_dict that names every missing, unexpected or mis-shaped key in a `SateError`."""
     problems = fit_problems(model, state)
+    own = model.state_dict()
+    kinds = [f"{k} {str(state[k].dtype).removeprefix('torch.')} vs {str(own[k].dtype).removeprefix('torch.')}"
+             + " (not whole numbers)" * (not own[k].is_floating_point())
+             for k in sorted(set(own) & set(state)) if _number_misfits(state[k], own[k])]
+    problems += [f"type mismatch (file vs model): {name_list(kinds)}"] * bool(kinds)
     if problems:
         raise SateError(f"{source} does not fit the model: " + "; ".join(problems))
     model.load_state_dict(state)
+
+
+def _number_misfits(value: torch.Tensor, own: torch.Tensor) -> bool:
+    """Whether `value` is no weight of this model: integers, booleans or complex numbers where it keeps floats were
+    cast without a word (complex ones with torch's warning; thirtieth hostile pass). Floats of another precision
+    fit, and so do whole-number floats where it keeps an integer buffer: a file cast whole (`{k: v.half()}`,
+    `.double()`) turns BatchNorm's num_batches_tracked into floats, which load as they always did."""
+    if own.is_floating_point():
+        return not value.is_floating_point()
+    return value.is_floating_point() and not torch.equal(value, value.round())
 
 
 def name_list(keys: list[str], limit: int = 8) -> str:

@@ -3,6 +3,7 @@ argument gets one `SateError` naming it, never a traceback from numpy or torch, 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -652,3 +653,62 @@ def test_a_segment_ending_past_the_file_by_rounding_is_no_change() -> None:
     short = PreparedAudio("talk.wav", len(wave) / SAMPLE_RATE, spans, cut_blocks(iter([wave[:12000]]), spans))
     list(_guarded(short, errors, 0).waves)
     assert errors[0].startswith("talk.wav: changed since it was first read: it ends before 0.60 s now")
+
+
+def test_a_prepared_input_whose_waves_are_not_one_a_span_is_refused(translators: dict[str, SpeechTranslator],
+                                                                    talk: np.ndarray, tmp_path: Path) -> None:
+    """A prepared input given its own segmentation, its spans cut to the first of `prepare`'s and its waves left as
+    they were, gave its second wave's translation to the next input, exit as usual; fewer waves than spans was a
+    StopIteration traceback (thirtieth hostile pass). The advice, followed, decodes the spans given."""
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", np.concatenate([talk, talk]), SAMPLE_RATE)
+    whole = st.decode_prepared([st.prepare(tmp_path / "talk.wav")])[0]
+    assert len(whole.segments) == 2
+    ready = st.prepare(tmp_path / "talk.wav")
+    first = dataclasses.replace(ready, spans=ready.spans[:1])
+    with pytest.raises(SateError, match=r"^prepared\[0\] \(.*talk.wav\): 1 span but more waves: its waves are the "
+                                        r"samples of its spans, one each, in order \(spans changed alone"):
+        st.decode_prepared([first, st.prepare((talk, SAMPLE_RATE))])
+    ready = st.prepare(tmp_path / "talk.wav")
+    fewer = dataclasses.replace(ready, waves=list(ready.waves)[:1])
+    with pytest.raises(SateError, match=r"^prepared\[1\] \(.*talk.wav\): 2 spans but 1 wave: "):
+        st.decode_prepared([st.prepare((talk, SAMPLE_RATE)), fewer])
+    ready = st.prepare(tmp_path / "talk.wav")
+    given = dataclasses.replace(ready, spans=ready.spans[:1], waves=list(ready.waves)[:1])  # as the advice says
+    assert st.decode_prepared([given])[0].segments == whole.segments[:1]
+
+
+def test_a_name_read_from_a_list_with_its_line_break_is_told_to_strip_it(translators: dict[str, SpeechTranslator],
+                                                                         talk: np.ndarray, tmp_path: Path) -> None:
+    """`stream(open("list.txt"))` gave every input "talk.wav", a line break, then ": no such file", a message of two
+    lines that did not say why (thirtieth hostile pass). A file whose name holds the line break is read as ever."""
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    (tmp_path / "list.txt").write_text(f"{tmp_path}/talk.wav\n")
+    with open(tmp_path / "list.txt") as names:
+        (failure,) = st.stream(names)
+    assert failure.error == (f"{tmp_path}/talk.wav\\n: no such file; {tmp_path}/talk.wav is there: the name given "
+                             "ends with '\\n', as the lines of a file read in Python keep their line break (for line "
+                             "in open(list), readlines()): strip it (name.strip())")
+    with pytest.raises(SateError, match=r"^ .*talk.wav: no such file; .*talk.wav is there: the name given begins "
+                                        r"with ' ': strip it \(name.strip\(\)\)$"):
+        st.translate([f" {tmp_path}/talk.wav"])
+    sf.write(tmp_path / "talk.wav\n", talk, SAMPLE_RATE, format="WAV")
+    assert st.translate([f"{tmp_path}/talk.wav\n"])[0].segments == st.translate([tmp_path / "talk.wav"])[0].segments
+
+
+def test_a_missing_name_with_a_line_break_is_one_line(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A missing name ending in a line break whose stripped name is missing too ("zz.wav\\n") was "zz.wav", a line
+    break, then ": no such file": two lines (review of the thirtieth hostile pass); a list saved on Windows's
+    carriage return, where the file is there without it, was printed raw."""
+    st = translators["st"]
+    monkeypatch.chdir(tmp_path)
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    with pytest.raises(SateError) as missing:
+        st.translate(["zz.wav\n"])
+    assert str(missing.value) == f"zz.wav\\n: no such file (relative to the current directory, {tmp_path})"
+    (failure,) = st.stream(["talk.wav\r"])
+    assert failure.error.startswith(f"talk.wav\\r: no such file (relative to the current directory, {tmp_path}); "
+                                    "talk.wav is there: the name given ends in a carriage return (\\r)")
+    assert "\n" not in failure.error and "\r" not in failure.error

@@ -26,6 +26,7 @@ from sate.decode import api
 from sate.decode.api import Failure, Result, SpeechTranslator, check_ctc_scores
 from sate.decode.beam_search import DecodeOptions, decode_memory
 from sate.decode.pack import pack, read_pack_yaml
+from sate.decode.vad import VadOptions
 from sate.errors import SateError
 from sate.models import build_model, load_model_file, save_model_file
 from sate.models.tiny import tiny_config
@@ -543,6 +544,81 @@ def test_translate_files_and_waveforms(packs: dict[str, Path], prepared_data: Pa
         st.translate([(np.zeros(32000, dtype=np.float32), 16000)])
     with pytest.raises(SateError, match="translate_text needs an MT model"):
         st.translate_text(["hello"])
+
+
+def test_a_folder_of_packs_names_them(packs: dict[str, Path], tmp_path: Path) -> None:
+    """A folder of packs, or the folder a shared pack's archive was unpacked into (the pack inside it), was told to
+    "write one with `sate pack`", which needs the model file and data directory a pack does without (thirtieth
+    hostile pass). The advice, followed, loads."""
+    root = packs["st"].parent
+    with pytest.raises(SateError, match=rf"^{root}: not a packed model: sate.yaml is missing \(a folder of packs\? "
+                                        rf"give one: {root}/asr, {root}/mt, {root}/st\)$"):
+        SpeechTranslator.load(root, "cpu")
+    archive = shutil.make_archive(str(tmp_path / "st"), "gztar", root, "st")
+    shutil.unpack_archive(archive, tmp_path / "models")
+    with pytest.raises(SateError, match=rf"\(a folder of packs\? give one: {tmp_path}/models/st\)$"):
+        SpeechTranslator.load(tmp_path / "models", "cpu")
+    assert SpeechTranslator.load(tmp_path / "models" / "st", "cpu").task == "st"
+
+
+def test_a_pack_whose_features_type_is_not_its_models_is_refused(packs: dict[str, Path], tmp_path: Path) -> None:
+    """The features type is read from the model: a sate.yaml copied from a wav2vec2 pack over an fbank pack's was
+    decoded with fbank and the copied section's normalisation (none), its cmvn.json left unread, exit 0 (thirtieth
+    hostile pass). `sate analyze` reads a pack's parts alike."""
+    from sate.analysis.cli import load_model
+
+    copy = tmp_path / "st"
+    shutil.copytree(packs["st"], copy)
+    doc = yaml.safe_load((copy / "sate.yaml").read_text())
+    doc["features"] = {"type": "waveform", "sample_rate": 16000, "min_samples": 1600, "cmvn": "none"}
+    (copy / "sate.yaml").write_text(yaml.safe_dump(doc))
+    refusal = (f"^{copy}/sate.yaml: features.type is waveform, but the acoustic encoder of {copy}/model.pt "
+               r"\(conformer\) reads fbank features: put back the sate.yaml `sate pack` wrote, or pack the model "
+               "again$")
+    with pytest.raises(SateError, match=refusal):
+        SpeechTranslator.load(copy, "cpu")
+    with pytest.raises(SateError, match=refusal):
+        load_model(copy)
+
+
+@pytest.mark.slow
+def test_a_pack_decodes_alike_under_another_default_dtype(packs: dict[str, Path], prepared_data: Path) -> None:
+    """`torch.set_default_dtype(torch.float64)` in a notebook made a pack loaded after it a float64 model, and the
+    silero VAD's network, made as it is first used, float64 too: every `translate`, of a translator loaded before it
+    too, was a torch traceback (thirtieth hostile pass). Both stay float32, as the features are."""
+    path = read_manifest(prepared_data / "tst-COMMON.jsonl")[0]["audio"]
+    st, mt = SpeechTranslator.load(packs["st"], "cpu"), SpeechTranslator.load(packs["mt"], "cpu")
+    expected, text = st.translate([path], vad=VadOptions(method="silero")), mt.translate_text(["hello world"])
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert st.translate([path], vad=VadOptions(method="silero")) == expected
+        loaded = SpeechTranslator.load(packs["st"], "cpu")
+        assert {p.dtype for p in loaded.model.parameters()} == {torch.float32}
+        assert loaded.translate([path], vad=VadOptions(method="silero")) == expected
+        assert SpeechTranslator.load(packs["mt"], "cpu").translate_text(["hello world"]) == text
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+@pytest.mark.slow
+def test_a_pack_whose_model_file_was_cast_whole_translates_as_it_did(packs: dict[str, Path], prepared_data: Path,
+                                                                   tmp_path: Path) -> None:
+    """A pack shrunk with `{k: v.half() for k, v in sd.items()}` (or widened with `.double()`) makes the conformer's
+    int64 BatchNorm counter a float too, and was refused as a type mismatch (review of the thirtieth hostile pass).
+    It translates as it did: as the pack whose floats alone were cast."""
+    path = read_manifest(prepared_data / "tst-COMMON.jsonl")[0]["audio"]
+
+    def cast(dtype: torch.dtype, floats_only: bool) -> list[Result]:
+        copy = tmp_path / f"{dtype}-{floats_only}"
+        shutil.copytree(packs["st"], copy)
+        data = torch.load(copy / "model.pt", weights_only=True)
+        data["model"] = {k: v.to(dtype) if v.is_floating_point() or not floats_only else v
+                         for k, v in data["model"].items()}
+        torch.save(data, copy / "model.pt")
+        return SpeechTranslator.load(copy, "cpu").translate([path])
+
+    assert cast(torch.float64, False) == SpeechTranslator.load(packs["st"], "cpu").translate([path])
+    assert cast(torch.float16, False) == cast(torch.float16, True)
 
 
 def test_asr_pack_transcribes_and_mt_pack_translates_text(packs: dict[str, Path], prepared_data: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -135,6 +136,27 @@ def test_a_header_whose_sizes_disagree_with_its_token_lists(tmp_path: Path, buil
         model_from_file(path)
 
 
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda w, k: {**w, k: [1.0, 2.0]}, "hold {key} as list, not a tensor"),
+    (lambda w, k: {**w, k: None}, "hold {key} as NoneType, not a tensor"),
+    (lambda w, k: {**w, 3: w[k]}, "hold the key 3, not a parameter's name"),
+    (lambda w, k: {**w, k: w[k].to_sparse()}, "hold {key} as a sparse_coo tensor, not a dense one"),
+])
+def test_weights_that_are_no_tensors_are_named(tmp_path: Path, build: Callable[..., Any], src_tokens: list[str],
+                                               tgt_tokens: list[str], change: Callable[..., dict],
+                                               message: str) -> None:
+    """A list or None among the weights was an AttributeError traceback, a sparse tensor torch's RuntimeError of
+    several lines, an int key a TypeError (thirtieth hostile pass)."""
+    path = tmp_path / "m.pt"
+    save_model_file(path, build("mt"), src_tokens, tgt_tokens)
+    data = torch.load(path, weights_only=True)
+    key = "src_embed.weight"
+    torch.save({**data, "model": change(data["model"], key)}, path)
+    with pytest.raises(SateError, match=re.escape(f"{path}: its weights (under 'model') {message.format(key=key)} "
+                                                  "(a damaged or foreign file)")):
+        model_from_file(path)
+
+
 @pytest.mark.parametrize("change", [{"task": "asr"}, {"config": {"d_model": "x"}}])
 def test_a_header_recording_a_config_sate_refuses_names_the_file(tmp_path: Path, build: Callable[..., Any],
                                                                  src_tokens: list[str], tgt_tokens: list[str],
@@ -202,6 +224,52 @@ def test_load_exact_names_the_keys(build: Callable[..., Any]) -> None:
     with pytest.raises(SateError, match=r"missing: decoder.after_norm.bias.*unexpected: extra.weight.*"
                                         r"src_embed.weight \(3, 3\) vs \(13, 16\)"):
         load_exact(model, state, "test")
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.bool, torch.complex64])
+def test_load_exact_names_weights_of_another_kind_of_number(build: Callable[..., Any], dtype: torch.dtype) -> None:
+    """Integer, boolean or complex values where the model keeps floats were cast without a word (complex ones with
+    torch's warning): no weights of this model (thirtieth hostile pass). Another precision of floats loads."""
+    model = build("mt")
+    state = model.state_dict()
+    load_exact(model, {**state, "src_embed.weight": state["src_embed.weight"].half()}, "test")
+    with pytest.raises(SateError, match=rf"^test does not fit the model: type mismatch \(file vs model\): "
+                                        rf"src_embed.weight {str(dtype).removeprefix('torch.')} vs float32$"):
+        load_exact(model, {**state, "src_embed.weight": state["src_embed.weight"].to(dtype)}, "test")
+
+
+COUNTER = "acoustic.encoder.encoders.0.conv_module.norm.num_batches_tracked"  # the tiny ST model's int64 buffer
+
+
+@pytest.mark.parametrize("cast", [torch.float16, torch.bfloat16, torch.float64])
+def test_a_model_file_cast_whole_loads_as_it_did(tmp_path: Path, build: Callable[..., Any], src_tokens: list[str],
+                                                 tgt_tokens: list[str], cast: torch.dtype) -> None:
+    """A model file shrunk or widened whole (`{k: v.half() for k, v in sd.items()}`, `.double()`) makes BatchNorm's
+    int64 num_batches_tracked a float too; it was refused as a type mismatch (review of the thirtieth hostile pass).
+    Whole numbers there load as they always did (a counter past float16's range is inf, as it was), and the model
+    equals the one whose floats alone were cast."""
+    path = tmp_path / "m.pt"
+    model = build("st")
+    save_model_file(path, model, src_tokens, tgt_tokens)
+    data = torch.load(path, weights_only=True)
+    weights = {k: v.to(cast) if v.is_floating_point() else v for k, v in data["model"].items()}
+    for counter in (weights[COUNTER], torch.tensor(70000)):
+        torch.save({**data, "model": {k: v.to(cast) for k, v in {**weights, COUNTER: counter}.items()}}, path)
+        whole = model_from_file(path)[0].state_dict()
+        assert whole[COUNTER].dtype == torch.int64
+        for key, value in model.state_dict().items():
+            assert torch.equal(whole[key], weights[key].to(value.dtype)) or key == COUNTER, key
+
+
+def test_a_fraction_or_nan_where_the_model_keeps_an_integer_buffer_is_refused(build: Callable[..., Any]) -> None:
+    """An integer buffer given a float that is no whole number is no value of it; whole numbers load."""
+    model = build("st")
+    state = model.state_dict()
+    load_exact(model, {**state, COUNTER: torch.tensor(3.0)}, "test")
+    for value in (2.5, float("nan")):
+        with pytest.raises(SateError, match=rf"^test does not fit the model: type mismatch \(file vs model\): "
+                                            rf"{COUNTER} float32 vs int64 \(not whole numbers\)$"):
+            load_exact(model, {**state, COUNTER: torch.tensor(value)}, "test")
 
 
 def test_a_truncated_or_damaged_file_is_called_damaged(tmp_path: Path, build: Callable[..., Any],
