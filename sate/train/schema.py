@@ -109,6 +109,24 @@ def short_warmup(config: TrainingConfig) -> str | None:
             "reach")
 
 
+def late_specaug(config: TrainingConfig) -> str | None:
+    """What a run whose `specaug.start_step` is not below its `trainer.max_steps` should be told: SpecAugment applies
+    from that update on (`global_step >= start_step`), so it never applies at all. conf/synth_ding/asr.yaml started
+    it at update 1,000 of a 460-update budget, and its comment said SpecAugment was switched on later (thirtieth
+    hostile pass). A note, not a refusal, as `short_warmup`: a smoke run of a few updates over a recipe's config
+    means it."""
+    spec, steps = config.specaug, config.trainer.max_steps
+    if config.task == "mt" or not spec.enabled or steps == -1 or spec.start_step < steps:
+        return None
+    return (f"specaug.start_step {spec.start_step:,} is not below trainer.max_steps {steps:,}: SpecAugment never "
+            "applies in this run (specaug.enabled false says so)")
+
+
+def budget_notes(config: TrainingConfig) -> list[str]:
+    """What `sate train` and `sate config` note of a config whose step budget ends before a part of its schedule."""
+    return [note for note in (short_warmup(config), late_specaug(config)) if note is not None]
+
+
 def _split_names(value: str | list) -> bool:
     """One non-empty split name, or a non-empty list of distinct ones."""
     names = train_splits(value)

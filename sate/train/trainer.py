@@ -50,8 +50,8 @@ from sate.train.schema import (
     TRANSCRIPTS_ADVICE,
     WER_MONITOR_ADVICE,
     TrainingConfig,
+    budget_notes,
     check_feature_mode,
-    short_warmup,
     train_splits,
     trained_twice,
     untrained_transcripts,
@@ -807,9 +807,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         counts = parameter_counts(model)
         print(f"task {config.task}: {plan.describe()}; precision {precision}; {world} process(es)")
         print("parameters: " + ", ".join(f"{name} {n / 1e6:.2f}M" for name, n in counts.items()))
-        warmup = short_warmup(config)
-        if warmup is not None:
-            print(f"note: {warmup}")
+        for note in budget_notes(config):
+            print(f"note: {note}")
     try:
         try:
             with handlers_kept([signal.SIGINT]):  # Lightning's Ctrl-C ignored at an interrupt, not left so after

@@ -71,4 +71,4 @@ def test_a_hybrid_asr_model_whose_ctc_no_loss_trains_is_refused_for_a_new_run(
                         "trains beside it)"), err
     assert not (tmp_path / "new").exists()
     assert main(["config", "--config", str(path), "--set", "model.loss.ctc_weight=0.3"]) == 0
-    assert capsys.readouterr().err == ""
+    assert "refuses" not in capsys.readouterr().err  # its note of the warm-up (2 updates) alone
