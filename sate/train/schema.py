@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from sate.data.features import SPEED_SPLIT
 from sate.data.manifest import TRAIN_SPLIT, is_split_name
@@ -66,27 +67,45 @@ def untrained_wer_monitor(task: str, model: dict, monitor: str) -> str | None:
     a ctc_weight)."""
     weight = _ctc_weight(model)
     if task != "st" or monitor != "valid/wer" or not is_number(weight) or weight != 0:
-        return None  # asr: `untrained_transcripts` says more
+        return None  # asr: `untrained_output` says more
     return ("trainer.monitor valid/wer is the CTC head's greedy WER, and with model.loss.ctc_weight 0 no loss trains "
             "that head towards the transcripts: the best checkpoints and the early stop would follow a WER the "
             "training does not lower")
 
 
-def untrained_transcripts(task: str, model: dict) -> str | None:
-    """What is wrong with an ASR model (with a decoder: a CTC-only one refuses the key) whose `model.loss.ctc_weight`
-    is 0: sate transcribes by the CTC head alone (`sate evaluate`, `translate`, the cascade's first step) and SATE's
-    `--init-from asr` starts its CTC head from it, and no loss trains that head; the run ended exit 0 and its WER was
-    an untrained head's (182% on the tests' fixture; twenty-eighth hostile pass, hand28m). Refused for a new run,
-    noted on resume, as `untrained_wer_monitor`."""
+class Untrained(NamedTuple):
+    """What `untrained_output` says: why the model's output would be an untrained part's, and what to give instead."""
+
+    why: str
+    advice: str
+
+
+def untrained_output(task: str, model: dict) -> Untrained | None:
+    """What is wrong with a model whose output comes from a part no loss trains, by `model.loss.ctc_weight`:
+
+    - an ASR model (with a decoder: a CTC-only one refuses the key) of ctc_weight 0: sate transcribes by the CTC head
+      alone (`sate evaluate`, `translate`, the cascade's first step) and SATE's `--init-from asr` starts its CTC head
+      from it; the run ended exit 0 and its WER was an untrained head's (182% on the tests' fixture; twenty-eighth
+      hostile pass, hand28m);
+    - an ST model of ctc_weight 1 without MT text batches: the decoder's cross-entropy (and its distillation) is
+      weighted 1 - ctc_weight, so nothing trains the decoder that translates, nor the adaptor and textual encoder
+      before it; the run ended exit 0, its translations an untrained decoder's (thirtieth hostile pass). With text
+      batches (`model.loss.mt_text_weight` > 0) the textual side trains on text, which a soft adaptor may mean.
+
+    Refused for a new run, noted on resume, as `untrained_wer_monitor`."""
     weight = _ctc_weight(model)
-    if task != "asr" or not is_number(weight) or weight != 0:
+    if not is_number(weight):
         return None
-    return ("an ASR model's transcripts are its CTC head's (sate evaluate, translate, the cascade, and SATE's "
-            "--init-from asr read it), and with model.loss.ctc_weight 0 no loss trains that head")
-
-
-# What `untrained_transcripts`' refusal advises.
-TRANSCRIPTS_ADVICE = "give model.loss.ctc_weight above 0 (its decoder's loss then trains beside it)"
+    if task == "asr" and weight == 0:
+        return Untrained("an ASR model's transcripts are its CTC head's (sate evaluate, translate, the cascade, and "
+                         "SATE's --init-from asr read it), and with model.loss.ctc_weight 0 no loss trains that head",
+                         "give model.loss.ctc_weight above 0 (its decoder's loss then trains beside it)")
+    if task == "st" and weight == 1 and mt_text_weight(model) == 0:
+        return Untrained("an ST model translates with its decoder, and with model.loss.ctc_weight 1 (the decoder's "
+                         "loss weighted 0) and no MT text batches (model.loss.mt_text_weight 0) no loss trains it",
+                         "give model.loss.ctc_weight below 1 (a CTC-only stage is a task asr run, which SATE starts "
+                         "from with --init-from asr=PATH)")
+    return None
 
 
 # What `untrained_wer_monitor`'s refusal and notes advise: valid/acc rises, so its mode is max; the advice "monitor

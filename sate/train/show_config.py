@@ -21,12 +21,11 @@ from sate.models.config import model_help, resolve_in_file, task_defaults
 from sate.settings import helps
 from sate.targets import read_name
 from sate.train.schema import (
-    TRANSCRIPTS_ADVICE,
     WER_MONITOR_ADVICE,
     TrainingConfig,
     budget_notes,
     trained_twice,
-    untrained_transcripts,
+    untrained_output,
     untrained_wer_monitor,
 )
 from sate.train.trainer import checked_config
@@ -85,9 +84,9 @@ def describe(task: str | None, path: Path | None, overrides: list[str], init_fro
         if untrained is not None:  # as trained_twice: a fresh `sate train` refuses it, a run begun so resumes
             print(f"note: {untrained}; `sate train` refuses it for a new run ({WER_MONITOR_ADVICE}) and resumes a "
                   "run that began so", file=sys.stderr)
-        deaf = untrained_transcripts(str(shown["task"]), shown["model"])  # type: ignore[arg-type]
+        deaf = untrained_output(str(shown["task"]), shown["model"])  # type: ignore[arg-type]
         if deaf is not None:
-            print(f"note: {deaf}; `sate train` refuses it for a new run ({TRANSCRIPTS_ADVICE}) and resumes a run "
+            print(f"note: {deaf.why}; `sate train` refuses it for a new run ({deaf.advice}) and resumes a run "
                   "that began so", file=sys.stderr)
         title = f"# {one_line(str(path))}, merged with the defaults and checked: what `sate train` would use"
     else:

@@ -47,14 +47,13 @@ from sate.settings import BOOLEAN_WORD, read, yaml_shown
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.average import check_mode, not_an_experiment
 from sate.train.schema import (
-    TRANSCRIPTS_ADVICE,
     WER_MONITOR_ADVICE,
     TrainingConfig,
     budget_notes,
     check_feature_mode,
     train_splits,
     trained_twice,
-    untrained_transcripts,
+    untrained_output,
     untrained_wer_monitor,
 )
 
@@ -683,11 +682,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     untrained = untrained_wer_monitor(config.task, config.model, config.trainer.monitor)
     if untrained is not None and point.checkpoint is None:
         raise SateError(f"{untrained}; {WER_MONITOR_ADVICE}, or give model.loss.ctc_weight above 0")
-    deaf = untrained_transcripts(config.task, config.model)
+    deaf = untrained_output(config.task, config.model)
     if deaf is not None and point.checkpoint is None:
-        raise SateError(f"{deaf}; {TRANSCRIPTS_ADVICE}")
+        raise SateError(f"{deaf.why}; {deaf.advice}")
     if deaf is not None and primary and point.checkpoint is not None:
-        print(one_line(f"note: {deaf}; this run began so and a resume keeps its losses: it goes on"))
+        print(one_line(f"note: {deaf.why}; this run began so and a resume keeps its losses: it goes on"))
     if untrained is not None and primary and point.checkpoint is not None:
         print(one_line(f"note: {untrained}; this run began so and a resume keeps its monitor: it goes on"))
     if twice is not None and primary:

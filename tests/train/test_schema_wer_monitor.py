@@ -56,7 +56,7 @@ def test_a_hybrid_asr_model_whose_ctc_no_loss_trains_is_refused_for_a_new_run(
              "decoder": {"layers": 1, "heads": 2, "ffn": 64}, "loss": {"ctc_weight": 0}}
     path = make_config(tmp_path, "asr", prepared_data, model=model, trainer={"max_steps": 1})
     with monkeypatch.context() as old_sate:  # a run begun before the refusal
-        old_sate.setattr("sate.train.trainer.untrained_transcripts", lambda *args: None, raising=False)
+        old_sate.setattr("sate.train.trainer.untrained_output", lambda *args: None, raising=False)
         assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old")]) == 0
     capsys.readouterr()
     assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old"), "--set", "trainer.max_steps=2"]) == 0
@@ -72,3 +72,24 @@ def test_a_hybrid_asr_model_whose_ctc_no_loss_trains_is_refused_for_a_new_run(
     assert not (tmp_path / "new").exists()
     assert main(["config", "--config", str(path), "--set", "model.loss.ctc_weight=0.3"]) == 0
     assert "refuses" not in capsys.readouterr().err  # its note of the warm-up (2 updates) alone
+
+
+def test_an_st_model_whose_decoder_no_loss_trains_is_refused_for_a_new_run(
+        tmp_path: Path, prepared_data: Path, make_config: MakeConfig, capsys: pytest.CaptureFixture) -> None:
+    """An ST model translates with its decoder, whose loss is weighted 1 - model.loss.ctc_weight: with ctc_weight 1
+    (and no MT text batches) nothing trained it, nor the adaptor and textual encoder before it, and the run ended exit
+    0 with an untrained decoder's translations (thirtieth hostile pass). A new run is refused before its folder is
+    made; `sate config` notes it; the advice followed passes, and so do text batches, which train the textual side."""
+    path = make_config(tmp_path, "st", prepared_data, model={"loss": {"ctc_weight": 1}}, trainer={"max_steps": 1})
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "new")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("an ST model translates with its decoder, and with model.loss.ctc_weight 1 (the decoder's loss "
+                        "weighted 0) and no MT text batches (model.loss.mt_text_weight 0) no loss trains it; give "
+                        "model.loss.ctc_weight below 1 (a CTC-only stage is a task asr run, which SATE starts from "
+                        "with --init-from asr=PATH)"), err
+    assert not (tmp_path / "new").exists()
+    assert main(["config", "--config", str(path)]) == 0
+    assert "`sate train` refuses it for a new run (give model.loss.ctc_weight below 1" in capsys.readouterr().err
+    for setting in ("model.loss.ctc_weight=0.9", "model.loss.mt_text_weight=0.5"):
+        assert main(["config", "--config", str(path), "--set", setting]) == 0
+        assert "refuses" not in capsys.readouterr().err, setting  # the warm-up (2 updates) is noted
