@@ -264,11 +264,17 @@ def is_primary_process() -> bool:
 
 
 def choose_precision(setting: str, accelerator: str) -> str:
-    if setting != "auto":
-        return setting
+    """The precision a run uses: `trainer.precision`, "auto" chosen by the device, and 16-mixed on the CPU bf16-mixed,
+    as Lightning runs it there (no fp16 autocast on the CPU): the run's line said "precision 16-mixed" while Lightning
+    ran bf16-mixed, under a warning naming its own file (thirtieth hostile pass)."""
     import torch
 
-    if accelerator == "cpu" or not torch.cuda.is_available():
+    cpu = accelerator == "cpu" or not torch.cuda.is_available()
+    if setting == "16-mixed" and cpu:
+        return "bf16-mixed"
+    if setting != "auto":
+        return setting
+    if cpu:
         return "32-true"
     return "bf16-mixed" if torch.cuda.is_bf16_supported() else "16-mixed"
 
@@ -804,7 +810,10 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
             drop_killed_run_rows(exp)
         write_yaml(exp / layout.CONFIG, config.to_dict())  # only now: a refused resume leaves the snapshot alone
         counts = parameter_counts(model)
-        print(f"task {config.task}: {plan.describe()}; precision {precision}; {world} process(es)")
+        given = tconf.precision  # a setting the device changed, said where it was not auto
+        why = f" (trainer.precision {given}: Lightning has no fp16 autocast on the CPU)" \
+            if given not in (precision, "auto") else ""
+        print(f"task {config.task}: {plan.describe()}; precision {precision}{why}; {world} process(es)")
         print("parameters: " + ", ".join(f"{name} {n / 1e6:.2f}M" for name, n in counts.items()))
         for note in budget_notes(config):
             print(f"note: {note}")
