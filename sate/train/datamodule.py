@@ -262,19 +262,37 @@ class SateDataModule(L.LightningDataModule):
             key, cap, unit = "batch.mt_tokens", self.batch_conf.mt_tokens, "tokens"
         else:
             key, cap, unit = self.plan.cap_key, self.plan.per_device, self.plan.unit
-        remedy = "data.mt_max_tokens" if isinstance(dataset, ShardedText) else "`sate prep`"
         if isinstance(dataset, ShardedText):  # lengths per shard, loaded as the sampler reads them
             lengths, longest = dataset, dataset.longest
         else:
             lengths, longest = dataset.lengths, max(dataset.lengths)
         if longest > cap:
-            raise SateError(f"{key} ({cap} {unit}) is smaller than the longest item ({longest} {unit}); "
-                            f"raise it or filter long items with {remedy}")
+            items = self._items(dataset, shuffle)
+            raise SateError(f"{key} ({cap} {unit}) is smaller than the longest item of {items}, {longest} {unit}; "
+                            f"raise it{self._filter(dataset, shuffle, unit, cap)}")
         kind = "max_tokens" if unit == "tokens" else "max_frames"
         trainer = self.trainer
         world, rank = (trainer.world_size, trainer.global_rank) if trainer is not None else (1, 0)
         return BucketBatchSampler(lengths, **{kind: cap}, shuffle=shuffle, seed=self.seed,
                                   num_replicas=world, rank=rank)
+
+    def _items(self, dataset: Dataset, training: bool) -> str:
+        """Where the items of `_sampler`'s `dataset` come from, as its refusal names them: it named none."""
+        if isinstance(dataset, ShardedText):
+            return "data.mt_text"
+        return f"data.train ({', '.join(train_splits(self.conf.train))})" if training else \
+            f"data.valid ({self.conf.valid})"
+
+    def _filter(self, dataset: Dataset, training: bool, unit: str, cap: int) -> str:
+        """How the items longer than `cap` may be dropped instead, where a key or an option does it: `sate prep`, once
+        the advice for all, drops only training segments, by their seconds, so followed it changed nothing of the
+        validation split or of a transcript or translation in tokens (thirtieth hostile pass)."""
+        if isinstance(dataset, ShardedText):
+            return " or filter long items with data.mt_max_tokens"
+        per_second = {"frames": 100, "samples": 16000}.get(unit)
+        if not training or per_second is None:
+            return ""
+        return f" or drop the longer segments with `sate prep --max-duration` ({cap / per_second:g} s or less)"
 
     def _batches_done(self) -> int:
         return int(self.trainer.fit_loop.epoch_loop.batch_progress.current.ready) if self.trainer else 0
