@@ -80,17 +80,43 @@ class Untrained(NamedTuple):
     advice: str
 
 
-def untrained_output(task: str, model: dict) -> Untrained | None:
+def _ctc_only_st(task: str, model: dict) -> bool:
+    """Is this an ST model whose losses train its speech side alone: ctc_weight 1 (the decoder's loss weighted 0) and
+    no MT text batches (`model.loss.mt_text_weight` > 0 trains the textual side on text, which a soft adaptor may
+    mean)?"""
+    weight = _ctc_weight(model)
+    return task == "st" and is_number(weight) and weight == 1 and mt_text_weight(model) == 0
+
+
+def _decoder_filled(model: dict, init: dict) -> bool:
+    """Does an ST model's decoder start from trained weights: an `init:` entry for it (`--init-from mt=` writes one)
+    or for the whole model, or a pre-trained Marian decoder?"""
+    decoder = model.get("decoder")
+    marian = isinstance(decoder, dict) and decoder.get("type") == "hf_marian"
+    return marian or "decoder" in init or "model" in init
+
+
+def speech_side_only(task: str, model: dict, init: dict) -> str | None:
+    """What `sate train` and `sate config` note of an ST model of ctc_weight 1 whose decoder starts from a trained MT
+    or Marian model: a cascade-like choice (the speech side trained under a fixed MT; sate has no freeze key), so it
+    trains, told that the rest keeps the weights it starts from (review30c: refusing it was a false positive)."""
+    if not _ctc_only_st(task, model) or not _decoder_filled(model, init):
+        return None
+    return ("model.loss.ctc_weight 1 and no MT text batches: only the speech side (acoustic encoder, CTC) is trained; "
+            "the adaptor, textual encoder and decoder keep the weights they start from")
+
+
+def untrained_output(task: str, model: dict, init: dict) -> Untrained | None:
     """What is wrong with a model whose output comes from a part no loss trains, by `model.loss.ctc_weight`:
 
     - an ASR model (with a decoder: a CTC-only one refuses the key) of ctc_weight 0: sate transcribes by the CTC head
       alone (`sate evaluate`, `translate`, the cascade's first step) and SATE's `--init-from asr` starts its CTC head
       from it; the run ended exit 0 and its WER was an untrained head's (182% on the tests' fixture; twenty-eighth
       hostile pass, hand28m);
-    - an ST model of ctc_weight 1 without MT text batches: the decoder's cross-entropy (and its distillation) is
-      weighted 1 - ctc_weight, so nothing trains the decoder that translates, nor the adaptor and textual encoder
-      before it; the run ended exit 0, its translations an untrained decoder's (thirtieth hostile pass). With text
-      batches (`model.loss.mt_text_weight` > 0) the textual side trains on text, which a soft adaptor may mean.
+    - an ST model of ctc_weight 1 without MT text batches and with a decoder nothing initialises: the decoder's
+      cross-entropy (and its distillation) is weighted 1 - ctc_weight, so nothing trains the decoder that
+      translates, nor the adaptor and textual encoder before it; the run ended exit 0, its translations a randomly
+      initialised decoder's (thirtieth hostile pass). One filled by `init:` or Marian is `speech_side_only`.
 
     Refused for a new run, noted on resume, as `untrained_wer_monitor`."""
     weight = _ctc_weight(model)
@@ -100,11 +126,13 @@ def untrained_output(task: str, model: dict) -> Untrained | None:
         return Untrained("an ASR model's transcripts are its CTC head's (sate evaluate, translate, the cascade, and "
                          "SATE's --init-from asr read it), and with model.loss.ctc_weight 0 no loss trains that head",
                          "give model.loss.ctc_weight above 0 (its decoder's loss then trains beside it)")
-    if task == "st" and weight == 1 and mt_text_weight(model) == 0:
+    if _ctc_only_st(task, model) and not _decoder_filled(model, init):
         return Untrained("an ST model translates with its decoder, and with model.loss.ctc_weight 1 (the decoder's "
-                         "loss weighted 0) and no MT text batches (model.loss.mt_text_weight 0) no loss trains it",
-                         "give model.loss.ctc_weight below 1 (a CTC-only stage is a task asr run, which SATE starts "
-                         "from with --init-from asr=PATH)")
+                         "loss weighted 0), no MT text batches (model.loss.mt_text_weight 0) and no init: entry for "
+                         "the decoder, no loss trains it from its random start",
+                         "give model.loss.ctc_weight below 1, or start the decoder from a trained MT model with "
+                         "--init-from mt=PATH; a CTC-only stage is a task asr run, which SATE starts from with "
+                         "--init-from asr=PATH")
     return None
 
 

@@ -24,6 +24,7 @@ from sate.train.schema import (
     WER_MONITOR_ADVICE,
     TrainingConfig,
     budget_notes,
+    speech_side_only,
     trained_twice,
     untrained_output,
     untrained_wer_monitor,
@@ -84,10 +85,13 @@ def describe(task: str | None, path: Path | None, overrides: list[str], init_fro
         if untrained is not None:  # as trained_twice: a fresh `sate train` refuses it, a run begun so resumes
             print(f"note: {untrained}; `sate train` refuses it for a new run ({WER_MONITOR_ADVICE}) and resumes a "
                   "run that began so", file=sys.stderr)
-        deaf = untrained_output(str(shown["task"]), shown["model"])  # type: ignore[arg-type]
-        if deaf is not None:
-            print(f"note: {deaf.why}; `sate train` refuses it for a new run ({deaf.advice}) and resumes a run "
-                  "that began so", file=sys.stderr)
+        deaf = untrained_output(str(shown["task"]), shown["model"], config.init)  # type: ignore[arg-type]
+        if deaf is not None:  # the advice after the verdict: its own parentheses nested in one (review30c)
+            print(f"note: {deaf.why}; `sate train` refuses it for a new run and resumes a run that began so; for a "
+                  f"new run, {deaf.advice}", file=sys.stderr)
+        speech = speech_side_only(str(shown["task"]), shown["model"], config.init)  # type: ignore[arg-type]
+        if speech is not None:
+            print(f"note: {speech}", file=sys.stderr)
         title = f"# {one_line(str(path))}, merged with the defaults and checked: what `sate train` would use"
     else:
         shown = {**TrainingConfig().to_dict(), "task": task, "model": task_defaults(task)}

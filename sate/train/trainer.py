@@ -51,6 +51,7 @@ from sate.train.schema import (
     TrainingConfig,
     budget_notes,
     check_feature_mode,
+    speech_side_only,
     train_splits,
     trained_twice,
     untrained_output,
@@ -688,7 +689,10 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     untrained = untrained_wer_monitor(config.task, config.model, config.trainer.monitor)
     if untrained is not None and point.checkpoint is None:
         raise SateError(f"{untrained}; {WER_MONITOR_ADVICE}, or give model.loss.ctc_weight above 0")
-    deaf = untrained_output(config.task, config.model)
+    deaf = untrained_output(config.task, config.model, config.init)
+    speech = speech_side_only(config.task, config.model, config.init)
+    if speech is not None and primary:
+        print(one_line(f"note: {speech}"))  # a cascade-like choice under a trained MT or Marian (review30c)
     if deaf is not None and point.checkpoint is None:
         raise SateError(f"{deaf.why}; {deaf.advice}")
     if deaf is not None and primary and point.checkpoint is not None:
