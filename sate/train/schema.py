@@ -156,6 +156,17 @@ def short_warmup(config: TrainingConfig) -> str | None:
             "reach")
 
 
+def specaug_applies(enabled: object, start_step: object, max_steps: object) -> bool:
+    """Does a run apply SpecAugment at some update: on, and starting before its last update (`global_step >=
+    start_step`; a budget of epochs, max_steps -1, may reach any start)? Values of a config as written (an old
+    snapshot's may be of another type: then it may apply)."""
+    if enabled is False:
+        return False
+    if not (is_number(start_step) and is_number(max_steps)) or max_steps == -1:
+        return True
+    return start_step < max_steps  # type: ignore[operator]  # numbers, checked above
+
+
 def late_specaug(config: TrainingConfig) -> str | None:
     """What a run whose `specaug.start_step` is not below its `trainer.max_steps` should be told: SpecAugment applies
     from that update on (`global_step >= start_step`), so it never applies at all. conf/synth_ding/asr.yaml started
@@ -163,7 +174,7 @@ def late_specaug(config: TrainingConfig) -> str | None:
     hostile pass). A note, not a refusal, as `short_warmup`: a smoke run of a few updates over a recipe's config
     means it."""
     spec, steps = config.specaug, config.trainer.max_steps
-    if config.task == "mt" or not spec.enabled or steps == -1 or spec.start_step < steps:
+    if config.task == "mt" or not spec.enabled or specaug_applies(spec.enabled, spec.start_step, steps):
         return None
     return (f"specaug.start_step {spec.start_step:,} is not below trainer.max_steps {steps:,}: SpecAugment never "
             "applies in this run (specaug.enabled false says so)")
