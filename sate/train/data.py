@@ -11,10 +11,13 @@ hold more than `batch.global` in one pass, the per-device cap is lowered to `glo
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from torch.utils.data import Dataset
 
+from sate.data.features import SPEEDS
 from sate.data.rows import is_training_split
 from sate.data.whisper_mel import beyond_window, window_samples
 from sate.errors import SateError
@@ -51,6 +54,33 @@ def batch_unit(task: str, features: str = "fbank") -> str:
 
 # The most samples that give 3,000 log-mel frames: every Whisper release's 1,500 positions, 30 s.
 WHISPER_MAX_SAMPLES = window_samples()
+WHISPER_SECONDS = 30
+
+
+class PrepLimit(NamedTuple):
+    """The `sate prep --max-duration` that drops a split's rows too long for a limit (`prep_limit`)."""
+
+    seconds: float
+    perturbed: bool  # the rows are speed copies (`sate features --speed-perturb` makes them again after prep)
+
+
+def prep_limit(dataset: Dataset, longer: list[int], split: str, seconds: float) -> PrepLimit | None:
+    """What `sate prep --max-duration` drops items `longer` of `split` (too long for `seconds` of audio), or None
+    where it drops none of them: a split not named train... (prep keeps every row of it) -- advice to prep it,
+    followed, brought the same refusal back. Where they are speed copies, prep measures the row before its copy at
+    the slowest speed (0.9 is 1/0.9 longer): `seconds` x 0.9, rounded down (review30c; Whisper's window, 24th pass)."""
+    rows = getattr(dataset, "rows", None)
+    if rows is not None and any(rows[i].get("speed", 1.0) != 1.0 for i in longer):
+        return PrepLimit(slowed(seconds), True)
+    if not is_training_split(split):
+        return None
+    return PrepLimit(math.floor(seconds * 100 + 1e-6) / 100, False)
+
+
+def slowed(seconds: float) -> float:
+    """The longest row whose slowest speed copy lasts `seconds` at most, in hundredths rounded down: `:g` of the plain
+    quotient could round up past the cap (review30c)."""
+    return math.floor(seconds * min(SPEEDS) * 100 + 1e-6) / 100
 
 
 def check_whisper_window(dataset: Dataset, split: str) -> None:
@@ -64,13 +94,14 @@ def check_whisper_window(dataset: Dataset, split: str) -> None:
         name = rows[worst].get("id") if rows is not None else None
         longest = (f"row {name}, " if name is not None else "") + str(beyond_window(lengths[worst]))
         # "with speed perturbation" and --max-duration 27 were said of a split without any as well (24th hostile pass)
-        perturbed = rows is not None and any(rows[i].get("speed", 1.0) != 1.0 for i in longer)
-        if perturbed:
+        limit = prep_limit(dataset, longer, split, WHISPER_SECONDS)
+        if limit is not None and limit.perturbed:
             advice = "(the longest {}, with speed perturbation); run `sate prep` with a lower --max-duration " \
-                     "(27 leaves room for speed 0.9)"
-        elif is_training_split(split):
-            advice = "(the longest {}); run `sate prep` with --max-duration 30 or lower (27 where `sate " \
-                     "features --speed-perturb` will slow it to 0.9)"
+                     f"({limit.seconds:g} leaves room for speed {min(SPEEDS):g})"
+        elif limit is not None:
+            advice = f"(the longest {{}}); run `sate prep` with --max-duration {limit.seconds:g} or lower " \
+                     f"({slowed(limit.seconds):g} where `sate features --speed-perturb` will slow it to " \
+                     f"{min(SPEEDS):g})"
         else:  # `sate prep` drops no row of it, whatever --max-duration says
             advice = "(the longest {}); `sate prep --max-duration` drops rows only from training splits " \
                      "(named train...): give data.valid (or data.train) a split whose rows are 30 s at most"

@@ -19,7 +19,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from sate import layout
 from sate.data.dataset import ConcatSplits, SpeechDataset, TextDataset, collate, speech_dataset
-from sate.data.features import SPEED_SPLIT
+from sate.data.features import SPEED_SPLIT, SPEEDS
 from sate.data.manifest import missing_split
 from sate.data.parallel_text import ORDER_LINES, check_pair_order, check_target_language, not_a_text_file
 from sate.data.sampler import BucketBatchSampler
@@ -29,7 +29,7 @@ from sate.data.vocab import Vocabulary
 from sate.errors import SateError, one_line
 from sate.files import require_file
 from sate.models.hub.whisper import WhisperAcousticEncoder
-from sate.train.data import BatchPlan, check_whisper_window, plan_batch
+from sate.train.data import BatchPlan, check_whisper_window, plan_batch, prep_limit
 from sate.train.frozen_cache import CACHE_DIR, FrozenStates, cache_key, compute_split, problem
 from sate.train.schema import TrainingConfig, check_feature_mode, train_splits
 
@@ -262,19 +262,51 @@ class SateDataModule(L.LightningDataModule):
             key, cap, unit = "batch.mt_tokens", self.batch_conf.mt_tokens, "tokens"
         else:
             key, cap, unit = self.plan.cap_key, self.plan.per_device, self.plan.unit
-        remedy = "data.mt_max_tokens" if isinstance(dataset, ShardedText) else "`sate prep`"
         if isinstance(dataset, ShardedText):  # lengths per shard, loaded as the sampler reads them
             lengths, longest = dataset, dataset.longest
         else:
             lengths, longest = dataset.lengths, max(dataset.lengths)
         if longest > cap:
-            raise SateError(f"{key} ({cap} {unit}) is smaller than the longest item ({longest} {unit}); "
-                            f"raise it or filter long items with {remedy}")
+            items, advice = self._items(dataset, shuffle, unit, cap)
+            raise SateError(f"{key} ({cap} {unit}) is smaller than the longest item of {items}, {longest} {unit}; "
+                            f"raise it{advice}")
         kind = "max_tokens" if unit == "tokens" else "max_frames"
         trainer = self.trainer
         world, rank = (trainer.world_size, trainer.global_rank) if trainer is not None else (1, 0)
         return BucketBatchSampler(lengths, **{kind: cap}, shuffle=shuffle, seed=self.seed,
                                   num_replicas=world, rank=rank)
+
+    def _items(self, dataset: Dataset, training: bool, unit: str, cap: int) -> tuple[str, str]:
+        """Where the items of `_sampler`'s `dataset` longer than `cap` come from, as its refusal names them (it named
+        none), and how they may be dropped instead where a key or an option does it. `sate prep`, once the advice for
+        all, drops only training segments, by their seconds: followed, it changed nothing of the validation split or
+        of a transcript or translation in tokens (thirtieth hostile pass), nor of a training split not named train...
+        or of the 0.9 speed copies of train_sp, longer than the seconds prep measures (review30c): `prep_limit`, as
+        Whisper's window says it."""
+        if isinstance(dataset, ShardedText):
+            return "data.mt_text", " or filter long items with data.mt_max_tokens"
+        if not training:
+            return f"data.valid ({self.conf.valid})", ""
+        splits = train_splits(self.conf.train)
+        per_second = {"frames": 100, "samples": 16000}.get(unit)
+        if per_second is None or self._speeches is None:  # tokens: nothing drops them
+            return f"data.train ({', '.join(splits)})", ""
+        # the split of the longest item (lengths as training reads them: a frozen cache's are in samples too), whose
+        # rows say whether they are speed copies
+        speeches = self._speeches
+        split = max(splits, key=lambda name: max(speeches[name].lengths, default=0))
+        part = speeches[split]
+        limit = prep_limit(part, [i for i, n in enumerate(part.lengths) if n > cap], split, cap / per_second)
+        if limit is None:  # `sate prep` keeps every row of it, whatever --max-duration says
+            advice = (f", or give data.train a split whose items are {cap / per_second:g} s at most (`sate prep "
+                      "--max-duration` drops rows only from training splits, named train...)")
+        elif limit.perturbed:
+            advice = (f" or drop the longer segments with `sate prep --max-duration` ({limit.seconds:g} s or less: "
+                      f"its speed copies at {min(SPEEDS):g} are longer) and `sate features --speed-perturb` again")
+        else:
+            advice = f" or drop the longer segments with `sate prep --max-duration` ({limit.seconds:g} s or less)"
+        named = split if len(splits) == 1 else f"{', '.join(splits)}; the longest in {split}"
+        return f"data.train ({named})", advice
 
     def _batches_done(self) -> int:
         return int(self.trainer.fit_loop.epoch_loop.batch_progress.current.ready) if self.trainer else 0

@@ -10,7 +10,7 @@
   checkpoints are all unreadable is an error: training never silently starts afresh beside an old run.
 - A resume must use the config of the run it continues, except SAFE_KEYS (budgets, patience, checkpoint
   policy and the monitor's mode, logging, workers, init, and batch.per_device at an epoch end when batch.global is
-  unchanged).
+  unchanged; a specaug section where neither run applies SpecAugment within its max_steps).
   Anything else is refused, naming the keys.
 """
 
@@ -34,7 +34,7 @@ from sate.models.config import resolve_config
 from sate.models.model_file import FORMAT, VERSION, token_sides
 from sate.numbers import is_int64
 from sate.settings import merge
-from sate.train.schema import TrainingConfig
+from sate.train.schema import TrainingConfig, specaug_applies
 
 # Globals a checkpoint may hold beyond torch's weights-only defaults (none needed by Lightning 2.6; see above).
 SAFE_GLOBALS: list[Any] = []
@@ -270,6 +270,10 @@ def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -
     resolve_config(config.task, config.model)  # a value out of range is named as such, not as changes (below)
     changes = config_changes(old, config.to_dict())
     unsafe = {k: v for k, v in changes.items() if not _safe(k, changes, point.checkpoint)}
+    if not _specaug_used(old) and not _specaug_used(config.to_dict()):
+        # two specaug settings neither of which applies SpecAugment in its run are one training: a recipe config
+        # that said start_step 1000 of 460 updates, now enabled false, refused its runs' resume (review30c)
+        unsafe = {k: v for k, v in unsafe.items() if not k.startswith("specaug.")}
     if unsafe:
         # the outer keys first: `task` mt -> st changes every model key, and was cut off behind six of them
         outer_first = sorted(unsafe.items(), key=lambda item: item[0].count("."))
@@ -282,6 +286,14 @@ def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -
                         f"budgets, patience, checkpoint and logging settings, the monitor's mode, data.num_workers and "
                         f"init; undo the change or train into a new --exp)")
     point.changed = changes
+
+
+def _specaug_used(config: dict[str, object]) -> bool:
+    """Does a run of `config` (a training config as a mapping) apply SpecAugment within its trainer.max_steps?"""
+    spec, trainer = config.get("specaug"), config.get("trainer")
+    if not isinstance(spec, dict) or not isinstance(trainer, dict):
+        return True  # a section of another shape is compared key by key, as before
+    return specaug_applies(spec.get("enabled", True), spec.get("start_step", 0), trainer.get("max_steps", -1))
 
 
 def check_vocabularies(point: ResumePoint, src_tokens: list[str], tgt_tokens: list[str], data_dir: Path) -> None:

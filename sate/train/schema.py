@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from sate.data.features import SPEED_SPLIT
 from sate.data.manifest import TRAIN_SPLIT, is_split_name
@@ -66,27 +67,73 @@ def untrained_wer_monitor(task: str, model: dict, monitor: str) -> str | None:
     a ctc_weight)."""
     weight = _ctc_weight(model)
     if task != "st" or monitor != "valid/wer" or not is_number(weight) or weight != 0:
-        return None  # asr: `untrained_transcripts` says more
+        return None  # asr: `untrained_output` says more
     return ("trainer.monitor valid/wer is the CTC head's greedy WER, and with model.loss.ctc_weight 0 no loss trains "
             "that head towards the transcripts: the best checkpoints and the early stop would follow a WER the "
             "training does not lower")
 
 
-def untrained_transcripts(task: str, model: dict) -> str | None:
-    """What is wrong with an ASR model (with a decoder: a CTC-only one refuses the key) whose `model.loss.ctc_weight`
-    is 0: sate transcribes by the CTC head alone (`sate evaluate`, `translate`, the cascade's first step) and SATE's
-    `--init-from asr` starts its CTC head from it, and no loss trains that head; the run ended exit 0 and its WER was
-    an untrained head's (182% on the tests' fixture; twenty-eighth hostile pass, hand28m). Refused for a new run,
-    noted on resume, as `untrained_wer_monitor`."""
+class Untrained(NamedTuple):
+    """What `untrained_output` says: why the model's output would be an untrained part's, and what to give instead."""
+
+    why: str
+    advice: str
+
+
+def _ctc_only_st(task: str, model: dict) -> bool:
+    """Is this an ST model whose losses train its speech side alone: ctc_weight 1 (the decoder's loss weighted 0) and
+    no MT text batches (`model.loss.mt_text_weight` > 0 trains the textual side on text, which a soft adaptor may
+    mean)?"""
     weight = _ctc_weight(model)
-    if task != "asr" or not is_number(weight) or weight != 0:
+    return task == "st" and is_number(weight) and weight == 1 and mt_text_weight(model) == 0
+
+
+def _decoder_filled(model: dict, init: dict) -> bool:
+    """Does an ST model's decoder start from trained weights: an `init:` entry for it (`--init-from mt=` writes one)
+    or for the whole model, or a pre-trained Marian decoder?"""
+    decoder = model.get("decoder")
+    marian = isinstance(decoder, dict) and decoder.get("type") == "hf_marian"
+    return marian or "decoder" in init or "model" in init
+
+
+def speech_side_only(task: str, model: dict, init: dict) -> str | None:
+    """What `sate train` and `sate config` note of an ST model of ctc_weight 1 whose decoder starts from a trained MT
+    or Marian model: a cascade-like choice (the speech side trained under a fixed MT; sate has no freeze key), so it
+    trains, told that the rest keeps the weights it starts from (review30c: refusing it was a false positive)."""
+    if not _ctc_only_st(task, model) or not _decoder_filled(model, init):
         return None
-    return ("an ASR model's transcripts are its CTC head's (sate evaluate, translate, the cascade, and SATE's "
-            "--init-from asr read it), and with model.loss.ctc_weight 0 no loss trains that head")
+    return ("model.loss.ctc_weight 1 and no MT text batches: only the speech side (acoustic encoder, CTC) is trained; "
+            "the adaptor, textual encoder and decoder keep the weights they start from")
 
 
-# What `untrained_transcripts`' refusal advises.
-TRANSCRIPTS_ADVICE = "give model.loss.ctc_weight above 0 (its decoder's loss then trains beside it)"
+def untrained_output(task: str, model: dict, init: dict) -> Untrained | None:
+    """What is wrong with a model whose output comes from a part no loss trains, by `model.loss.ctc_weight`:
+
+    - an ASR model (with a decoder: a CTC-only one refuses the key) of ctc_weight 0: sate transcribes by the CTC head
+      alone (`sate evaluate`, `translate`, the cascade's first step) and SATE's `--init-from asr` starts its CTC head
+      from it; the run ended exit 0 and its WER was an untrained head's (182% on the tests' fixture; twenty-eighth
+      hostile pass, hand28m);
+    - an ST model of ctc_weight 1 without MT text batches and with a decoder nothing initialises: the decoder's
+      cross-entropy (and its distillation) is weighted 1 - ctc_weight, so nothing trains the decoder that
+      translates, nor the adaptor and textual encoder before it; the run ended exit 0, its translations a randomly
+      initialised decoder's (thirtieth hostile pass). One filled by `init:` or Marian is `speech_side_only`.
+
+    Refused for a new run, noted on resume, as `untrained_wer_monitor`."""
+    weight = _ctc_weight(model)
+    if not is_number(weight):
+        return None
+    if task == "asr" and weight == 0:
+        return Untrained("an ASR model's transcripts are its CTC head's (sate evaluate, translate, the cascade, and "
+                         "SATE's --init-from asr read it), and with model.loss.ctc_weight 0 no loss trains that head",
+                         "give model.loss.ctc_weight above 0 (its decoder's loss then trains beside it)")
+    if _ctc_only_st(task, model) and not _decoder_filled(model, init):
+        return Untrained("an ST model translates with its decoder, and with model.loss.ctc_weight 1 (the decoder's "
+                         "loss weighted 0), no MT text batches (model.loss.mt_text_weight 0) and no init: entry for "
+                         "the decoder, no loss trains it from its random start",
+                         "give model.loss.ctc_weight below 1, or start the decoder from a trained MT model with "
+                         "--init-from mt=PATH; a CTC-only stage is a task asr run, which SATE starts from with "
+                         "--init-from asr=PATH")
+    return None
 
 
 # What `untrained_wer_monitor`'s refusal and notes advise: valid/acc rises, so its mode is max; the advice "monitor
@@ -107,6 +154,35 @@ def short_warmup(config: TrainingConfig) -> str | None:
     return (f"optim.warmup_steps {warmup:,} is more than trainer.max_steps {steps:,}: the learning rate is still "
             f"rising at the last update, at {part} of optim.lr {config.optim.lr:g}, which update {warmup:,} would "
             "reach")
+
+
+def specaug_applies(enabled: object, start_step: object, max_steps: object) -> bool:
+    """Does a run apply SpecAugment at some update: on, and starting before its last update (`global_step >=
+    start_step`; a budget of epochs, max_steps -1, may reach any start)? Values of a config as written (an old
+    snapshot's may be of another type: then it may apply)."""
+    if enabled is False:
+        return False
+    if not (is_number(start_step) and is_number(max_steps)) or max_steps == -1:
+        return True
+    return start_step < max_steps  # type: ignore[operator]  # numbers, checked above
+
+
+def late_specaug(config: TrainingConfig) -> str | None:
+    """What a run whose `specaug.start_step` is not below its `trainer.max_steps` should be told: SpecAugment applies
+    from that update on (`global_step >= start_step`), so it never applies at all. conf/synth_ding/asr.yaml started
+    it at update 1,000 of a 460-update budget, and its comment said SpecAugment was switched on later (thirtieth
+    hostile pass). A note, not a refusal, as `short_warmup`: a smoke run of a few updates over a recipe's config
+    means it."""
+    spec, steps = config.specaug, config.trainer.max_steps
+    if config.task == "mt" or not spec.enabled or specaug_applies(spec.enabled, spec.start_step, steps):
+        return None
+    return (f"specaug.start_step {spec.start_step:,} is not below trainer.max_steps {steps:,}: SpecAugment never "
+            "applies in this run (specaug.enabled false says so)")
+
+
+def budget_notes(config: TrainingConfig) -> list[str]:
+    """What `sate train` and `sate config` note of a config whose step budget ends before a part of its schedule."""
+    return [note for note in (short_warmup(config), late_specaug(config)) if note is not None]
 
 
 def _split_names(value: str | list) -> bool:

@@ -21,11 +21,12 @@ from sate.models.config import model_help, resolve_in_file, task_defaults
 from sate.settings import helps
 from sate.targets import read_name
 from sate.train.schema import (
-    TRANSCRIPTS_ADVICE,
     WER_MONITOR_ADVICE,
     TrainingConfig,
+    budget_notes,
+    speech_side_only,
     trained_twice,
-    untrained_transcripts,
+    untrained_output,
     untrained_wer_monitor,
 )
 from sate.train.trainer import checked_config
@@ -48,10 +49,11 @@ def render(config: Mapping[str, object], comments: Mapping[str, str], prefix: st
     return lines
 
 
-def resolved(path: Path, overrides: list[str], init_from: list[str]) -> dict[str, object]:
-    """The training YAML at `path` merged with the defaults and checked, the model section resolved, as dicts."""
+def resolved(path: Path, overrides: list[str], init_from: list[str]) -> tuple[TrainingConfig, dict[str, object]]:
+    """The training YAML at `path` merged with the defaults and checked, and the same with the model section resolved,
+    as dicts."""
     config = checked_config(path, overrides, init_from, need_data=False)
-    return {**config.to_dict(), "model": resolve_in_file(config.task, config.model, path).to_dict()}
+    return config, {**config.to_dict(), "model": resolve_in_file(config.task, config.model, path).to_dict()}
 
 
 def get(config: Mapping[str, object], key: str, path: Path) -> str:
@@ -71,7 +73,9 @@ def get(config: Mapping[str, object], key: str, path: Path) -> str:
 def describe(task: str | None, path: Path | None, overrides: list[str], init_from: list[str]) -> str:
     """The training config of `task` with defaults (or of the file at `path`, merged and checked), commented."""
     if path is not None:
-        shown = resolved(path, overrides, init_from)
+        config, shown = resolved(path, overrides, init_from)
+        for note in budget_notes(config):  # as `sate train` notes them beside its parameter counts
+            print(f"note: {note}", file=sys.stderr)
         twice = trained_twice(shown["data"]["train"])  # type: ignore[index]
         if twice is not None:  # a fresh `sate train` refuses it; the snapshot of a run started so is shown
             print(f"note: {twice}; `sate train` refuses it for a new run (give {SPEED_SPLIT} in {TRAIN_SPLIT}'s "
@@ -81,10 +85,13 @@ def describe(task: str | None, path: Path | None, overrides: list[str], init_fro
         if untrained is not None:  # as trained_twice: a fresh `sate train` refuses it, a run begun so resumes
             print(f"note: {untrained}; `sate train` refuses it for a new run ({WER_MONITOR_ADVICE}) and resumes a "
                   "run that began so", file=sys.stderr)
-        deaf = untrained_transcripts(str(shown["task"]), shown["model"])  # type: ignore[arg-type]
-        if deaf is not None:
-            print(f"note: {deaf}; `sate train` refuses it for a new run ({TRANSCRIPTS_ADVICE}) and resumes a run "
-                  "that began so", file=sys.stderr)
+        deaf = untrained_output(str(shown["task"]), shown["model"], config.init)  # type: ignore[arg-type]
+        if deaf is not None:  # the advice after the verdict: its own parentheses nested in one (review30c)
+            print(f"note: {deaf.why}; `sate train` refuses it for a new run and resumes a run that began so; for a "
+                  f"new run, {deaf.advice}", file=sys.stderr)
+        speech = speech_side_only(str(shown["task"]), shown["model"], config.init)  # type: ignore[arg-type]
+        if speech is not None:
+            print(f"note: {speech}", file=sys.stderr)
         title = f"# {one_line(str(path))}, merged with the defaults and checked: what `sate train` would use"
     else:
         shown = {**TrainingConfig().to_dict(), "task": task, "model": task_defaults(task)}
@@ -112,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if (args.overrides or args.init_from or args.get is not None) and args.config is None:
         raise SateError("--set, --init-from and --get need --config (they change or read a config file's values)")
     if args.get is not None:
-        print(get(resolved(args.config, args.overrides, args.init_from), args.get, args.config))
+        print(get(resolved(args.config, args.overrides, args.init_from)[1], args.get, args.config))
         return 0
     sys.stdout.write(describe(args.task, args.config, args.overrides, args.init_from))
     return 0

@@ -47,14 +47,14 @@ from sate.settings import BOOLEAN_WORD, read, yaml_shown
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.average import check_mode, not_an_experiment
 from sate.train.schema import (
-    TRANSCRIPTS_ADVICE,
     WER_MONITOR_ADVICE,
     TrainingConfig,
+    budget_notes,
     check_feature_mode,
-    short_warmup,
+    speech_side_only,
     train_splits,
     trained_twice,
-    untrained_transcripts,
+    untrained_output,
     untrained_wer_monitor,
 )
 
@@ -265,11 +265,17 @@ def is_primary_process() -> bool:
 
 
 def choose_precision(setting: str, accelerator: str) -> str:
-    if setting != "auto":
-        return setting
+    """The precision a run uses: `trainer.precision`, "auto" chosen by the device, and 16-mixed on the CPU bf16-mixed,
+    as Lightning runs it there (no fp16 autocast on the CPU): the run's line said "precision 16-mixed" while Lightning
+    ran bf16-mixed, under a warning naming its own file (thirtieth hostile pass)."""
     import torch
 
-    if accelerator == "cpu" or not torch.cuda.is_available():
+    cpu = accelerator == "cpu" or not torch.cuda.is_available()
+    if setting == "16-mixed" and cpu:
+        return "bf16-mixed"
+    if setting != "auto":
+        return setting
+    if cpu:
         return "32-true"
     return "bf16-mixed" if torch.cuda.is_bf16_supported() else "16-mixed"
 
@@ -683,11 +689,14 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     untrained = untrained_wer_monitor(config.task, config.model, config.trainer.monitor)
     if untrained is not None and point.checkpoint is None:
         raise SateError(f"{untrained}; {WER_MONITOR_ADVICE}, or give model.loss.ctc_weight above 0")
-    deaf = untrained_transcripts(config.task, config.model)
+    deaf = untrained_output(config.task, config.model, config.init)
+    speech = speech_side_only(config.task, config.model, config.init)
+    if speech is not None and primary:
+        print(one_line(f"note: {speech}"))  # a cascade-like choice under a trained MT or Marian (review30c)
     if deaf is not None and point.checkpoint is None:
-        raise SateError(f"{deaf}; {TRANSCRIPTS_ADVICE}")
+        raise SateError(f"{deaf.why}; {deaf.advice}")
     if deaf is not None and primary and point.checkpoint is not None:
-        print(one_line(f"note: {deaf}; this run began so and a resume keeps its losses: it goes on"))
+        print(one_line(f"note: {deaf.why}; this run began so and a resume keeps its losses: it goes on"))
     if untrained is not None and primary and point.checkpoint is not None:
         print(one_line(f"note: {untrained}; this run began so and a resume keeps its monitor: it goes on"))
     if twice is not None and primary:
@@ -805,11 +814,13 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
             drop_killed_run_rows(exp)
         write_yaml(exp / layout.CONFIG, config.to_dict())  # only now: a refused resume leaves the snapshot alone
         counts = parameter_counts(model)
-        print(f"task {config.task}: {plan.describe()}; precision {precision}; {world} process(es)")
+        given = tconf.precision  # a setting the device changed, said where it was not auto
+        why = f" (trainer.precision {given}: Lightning has no fp16 autocast on the CPU)" \
+            if given not in (precision, "auto") else ""
+        print(f"task {config.task}: {plan.describe()}; precision {precision}{why}; {world} process(es)")
         print("parameters: " + ", ".join(f"{name} {n / 1e6:.2f}M" for name, n in counts.items()))
-        warmup = short_warmup(config)
-        if warmup is not None:
-            print(f"note: {warmup}")
+        for note in budget_notes(config):
+            print(f"note: {note}")
     try:
         try:
             with handlers_kept([signal.SIGINT]):  # Lightning's Ctrl-C ignored at an interrupt, not left so after

@@ -679,3 +679,28 @@ def test_a_fresh_start_over_a_killed_runs_log_that_is_not_utf8_starts_afresh(
     kept = log.read_bytes()
     train(config, exp)
     assert log.read_bytes() == kept and (exp / "checkpoints" / "epoch000.ckpt").is_file()
+
+
+def test_specaug_settings_that_never_apply_are_no_change(tmp_path: Path) -> None:
+    """conf/synth_ding/asr.yaml said specaug.start_step 1000 over its 460 updates (SpecAugment never applied) and now
+    says specaug.enabled false: its runs' resume (the recipe re-run over an existing exp) was refused as
+    "specaug.enabled True -> False" (review30c). Settings neither of which applies SpecAugment within its run's
+    max_steps are one training; a SpecAugment that applies on either side, or starts within a longer budget, is still
+    a change."""
+    old = {"task": "asr", "data": {"dir": str(tmp_path)}, "specaug": {"start_step": 1000},
+           "trainer": {"max_steps": 460}}
+    point = ResumePoint(path=tmp_path / "last.ckpt", checkpoint={"sate": {"train_config": old}})
+
+    def config(specaug: dict, max_steps: int = 460) -> TrainingConfig:
+        return build(TrainingConfig, merge(TrainingConfig, {**old, "specaug": specaug,
+                                                             "trainer": {"max_steps": max_steps}}))
+
+    check_config_change(point, config({"enabled": False}), tmp_path)
+    check_config_change(point, config({"start_step": 2000, "num_time_masks": 2}), tmp_path)
+    for changed, steps in (({"start_step": 100}, 460), ({"start_step": 1000, "num_time_masks": 2}, -1),
+                           ({"start_step": 999, "enabled": True}, 3000)):
+        with pytest.raises(SateError, match=r"cannot resume with a changed config: specaug\."):
+            check_config_change(point, config(changed, steps), tmp_path)
+    point = ResumePoint(path=tmp_path / "last.ckpt", checkpoint={"sate": {"train_config": {**old, "specaug": {}}}})
+    with pytest.raises(SateError, match=r"cannot resume with a changed config: specaug\.enabled True -> False"):
+        check_config_change(point, config({"enabled": False}), tmp_path)

@@ -1,9 +1,15 @@
-"""A warm-up longer than the run (`sate.train.schema.short_warmup`)."""
+"""A warm-up longer than the run (`sate.train.schema.short_warmup`), and a SpecAugment that would start after it
+(`late_specaug`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from sate.cli import main
 from sate.settings import read
-from sate.train.schema import TrainingConfig, short_warmup
+from sate.train.schema import TrainingConfig, late_specaug, short_warmup
 
 
 def test_a_warmup_longer_than_max_steps_is_noted_with_the_share_of_the_lr_reached() -> None:
@@ -22,3 +28,29 @@ def test_a_warmup_longer_than_max_steps_is_noted_with_the_share_of_the_lr_reache
         assert note is not None and f"the last update, at {part} of optim.lr" in note, note
     for trainer, optim in (({"max_steps": 10000}, {}), ({}, {}), ({"max_steps": 5}, {"warmup_steps": 0})):
         assert short_warmup(read(TrainingConfig, {"trainer": trainer, "optim": optim})) is None
+
+
+def test_a_specaugment_starting_at_or_after_max_steps_is_noted_by_sate_config(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SpecAugment applies from update `specaug.start_step` on: conf/synth_ding/asr.yaml started it at update 1,000
+    of a 460-update budget, so no run of it ever had SpecAugment, its comment saying it was switched on later, without
+    a word (thirtieth hostile pass). `sate config` notes it, as `sate train` does beside the parameter counts, with the
+    warm-up's note; a start inside the budget, no step budget, SpecAugment off and MT have none."""
+    config = read(TrainingConfig, {"task": "asr", "specaug": {"start_step": 1000}, "trainer": {"max_steps": 460}})
+    assert late_specaug(config) == ("specaug.start_step 1,000 is not below trainer.max_steps 460: SpecAugment never "
+                                    "applies in this run (specaug.enabled false says so)")
+    assert late_specaug(read(TrainingConfig, {"task": "st", "specaug": {"start_step": 5},
+                                              "trainer": {"max_steps": 5}})) is not None  # updates 0 to 4 run
+    for given in ({"specaug": {"start_step": 4}, "trainer": {"max_steps": 5}}, {"specaug": {"start_step": 1000}},
+                  {"specaug": {"start_step": 1000, "enabled": False}, "trainer": {"max_steps": 5}},
+                  {"task": "mt", "specaug": {"start_step": 1000}, "trainer": {"max_steps": 5}}):
+        assert late_specaug(read(TrainingConfig, {"task": "asr", **given})) is None, given
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\nspecaug: {start_step: 1500}\noptim: {warmup_steps: 10}\n")
+    assert main(["config", "--config", str(path), "--set", "trainer.max_steps=100"]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        "note: specaug.start_step 1,500 is not below trainer.max_steps 100: SpecAugment never applies in this run "
+        "(specaug.enabled false says so)"]
+    assert main(["config", "--config", str(path), "--set", "trainer.max_steps=5"]) == 0
+    assert capsys.readouterr().err.splitlines()[0].startswith("note: optim.warmup_steps 10 is more than "
+                                                              "trainer.max_steps 5")
