@@ -242,13 +242,19 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
             spans = [(a - end, b - end) for a, b in spans[1:]]
             offset, begin = 0, round(spans[0][0] * SAMPLE_RATE)
         seconds = (len(buffer) - begin) / SAMPLE_RATE
-        final = (not spans or len(window) / SAMPLE_RATE - spans[-1][1] >= vad.min_pause
-                 or seconds >= vad.max_segment)
+        paused = not spans or len(window) / SAMPLE_RATE - spans[-1][1] >= vad.min_pause
+        final = paused or seconds >= vad.max_segment
         new = stream.advance(buffer[begin:], final)
         if new or final:
             yield Commit(read, stream.text, final)
         if final:
-            buffer = np.zeros(0, dtype=np.float32)
+            # After a pause, its silence (up to KEEP_SILENCE) is kept for the VAD, as before the first segment: the
+            # buffer was emptied, so a sentence that began in the chunk's last min_speech seconds (its onset not yet
+            # speech to the VAD) lost that onset and its padding to the segment before (thirtieth hostile pass). A
+            # segment cut at max_segment keeps nothing: its audio is all the segment's.
+            after = len(window) - round(spans[-1][1] * SAMPLE_RATE) if spans else len(buffer)
+            buffer = buffer[len(buffer) - min(after, round(KEEP_SILENCE * SAMPLE_RATE)):] if paused \
+                else np.zeros(0, dtype=np.float32)
             stream = UtteranceStream(translator, start(spec), options)
     if stream.chunks:
         stream.advance(buffer[begin:], True)
