@@ -82,13 +82,14 @@ def cut_to_longest(x: torch.Tensor, lengths: torch.Tensor, names: tuple[str, str
     if bad is not None:
         raise SateError(f"{length} holds {values[bad]} at item {bad}, past the {width} positions of {data}; each "
                         "length must be at most the padded width (`collate` gives both)")
-    # An empty item (a dev row whose source is "(Applause)" alone: `sate prep` keeps it outside training splits) is
-    # encoded beside the others as before, attending to nothing; refusing it stopped an MT run at its first validation
-    # (review28z). A batch of empty texts alone (ESPnet's pad mask: an IndexError) gets one padding token each; a
-    # batch of empty speech is refused (one padding frame is too short for the front end).
+    # An empty text item (a dev row whose source is "(Applause)" alone: `sate prep` keeps it outside training splits)
+    # is encoded as one padding token, beside others or alone: refusing it stopped an MT run at its first validation
+    # (review28z), and its length 0 beside others was read by ESPnet's pad mask as the batch's whole width, its memory
+    # (so an MT dev loss, and `encode_text` then `decode_memory`) the padding of however wide a batch it fell in
+    # (thirtieth hostile pass). A batch of empty speech is refused (one padding frame is too short for the front end).
     longest = max(values)
-    if longest == 0 and width and not x.is_floating_point():
-        return x[:, :1], lengths.clamp(min=1)
+    if width and not x.is_floating_point():
+        return x[:, :max(longest, 1)], lengths.clamp(min=1)
     if longest == 0:
         raise SateError(f"every item of {data} is empty (its {length} are all 0): nothing to encode")
     return x[:, :longest], lengths

@@ -160,6 +160,27 @@ def test_negative_lengths_or_not_whole_numbers_are_one_line(build: Callable[...,
         encode(x, lengths.int())  # int32 lengths are whole numbers too
 
 
+def test_an_empty_text_item_reads_the_same_beside_any_batch(build: Callable[..., Any], batch: dict[str, Any]) -> None:
+    """An empty source (a dev row of "(Applause)" alone) beside others was read over the batch's whole width (ESPnet's
+    pad mask of a length 0), so its memory and an MT dev loss depended on how wide a batch it fell in, and
+    `encode_text` gave it the width as its length (thirtieth hostile pass): it is one padding token, as alone."""
+    model = build("mt").eval()
+    src, lengths = batch["src"], batch["src_lengths"]
+    long, short = int(lengths.argmax()), int(lengths.argmin())
+    assert lengths[long] > lengths[short]
+    memories = []
+    with torch.no_grad():
+        for other in (long, short):
+            pair = torch.full((2, int(lengths[other])), -1, dtype=torch.long)
+            pair[0] = src[other, :int(lengths[other])]
+            memory, out_lengths = model.encode_text(pair, torch.tensor([int(lengths[other]), 0]))
+            assert out_lengths.tolist() == [int(lengths[other]), 1]
+            memories.append(memory[1, 0])
+        alone, alone_lengths = model.encode_text(torch.full((1, 3), -1, dtype=torch.long), torch.tensor([0]))
+    assert alone_lengths.tolist() == [1]
+    assert torch.allclose(memories[0], memories[1], atol=1e-5) and torch.allclose(memories[0], alone[0, 0], atol=1e-5)
+
+
 @pytest.mark.parametrize(("task", "method"), ENCODE_ENTRIES)
 def test_one_item_without_its_batch_dimension_is_named_so(build: Callable[..., Any], batch: dict[str, Any],
                                                           task: str, method: str) -> None:
