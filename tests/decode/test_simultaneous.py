@@ -818,9 +818,9 @@ def test_stream_rows_read_a_talk_that_cannot_seek_on_from_the_row_before(tmp_pat
 
 def test_a_sentence_begun_at_a_chunks_end_keeps_its_onset(monkeypatch: pytest.MonkeyPatch) -> None:
     """Thirtieth hostile pass: a segment ended by a pause emptied the buffer, so a sentence that began in the chunk's
-    last 0.1 s (a quiet onset the VAD did not call speech yet) lost that onset, and the padding before it, to the segment
-    before: its audio began 0.1 s into its speech. The pause's silence is kept for the VAD now, as before the first
-    segment, and the segment starts within its padding of the speech."""
+    last 0.1 s (a quiet onset the VAD did not call speech yet) lost that onset, and the padding before it, to the
+    segment before: its audio began 0.1 s into its speech. The pause's silence is kept for the VAD now, as before the
+    first segment, and the segment starts within its padding of the speech."""
     finished: list[np.ndarray] = []
 
     class Recorded:
