@@ -76,8 +76,10 @@ for word in $train_args; do
   prev=$word
 done
 # The splits as words, never as patterns: an unquoted $test_sets made `--test-sets "*"` the current directory's
-# file names.
-read -r -a test_splits <<< "${test_sets:-}"
+# file names. Every line's: `read -a` alone reads one line, so `--test-sets "$(cat splits.txt)"`, a split a line, decoded
+# and tabled the first split alone, exit 0.
+read -r -d '' -a test_splits <<< "${test_sets:-}" || true  # -d '': to the end (status 1 there)
+test_sets=${test_splits[*]}  # one line, for the stages' headers
 # `--test-sets ""` reached stage 8 as `sate report --splits --out ...`: "argument --splits: expected at least one"
 [ ${#test_splits[@]} -gt 0 ] || [ "$stop_stage" -lt 7 ] || die "--test-sets names no split (stages 7, 8 and 10 decode and report them)"
 # A split named twice was decoded twice by stage 7, and a name that is none ('../x') skipped by it, before stage 8's

@@ -1091,3 +1091,37 @@ def test_a_run_that_prepares_and_trains_checks_its_gpus_before_stage_0(tmp_path:
     else:
         assert done.stderr.strip().splitlines()[-1] == refusal
         assert not (tmp_path / "data").exists()
+
+
+
+
+
+def test_test_sets_of_several_lines_are_every_line_s_splits(tmp_path: Path) -> None:
+    """`--test-sets "$(cat splits.txt)"`, a split a line: `read -a` read the first line alone, so stages 7 and 8
+    decoded and tabled its split alone, exit 0 (thirtieth hostile pass)."""
+    recording_sate(tmp_path, '#!/bin/bash\necho "$*" >> "$SATE_ARGS"\n')
+    for split in ("tst-COMMON", "tst-HE"):
+        results = tmp_path / "exp" / "st" / f"decode_{split}" / "results.json"
+        results.parent.mkdir(parents=True)
+        results.write_text("{}\n")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp", "--test-sets", "tst-COMMON\ntst-HE\n", "--stage", "8",
+            "--stop-stage", "8"]
+    done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    report = (tmp_path / "args").read_text().splitlines()[-1]
+    assert report == f"report --exp {tmp_path / 'exp'} --splits tst-COMMON tst-HE --out {tmp_path / 'exp'}/results.md"
+
+
+def test_streaming_policies_of_several_lines_are_every_line_s(tmp_path: Path) -> None:
+    """`--policies "$(cat policies.txt)"`, a policy a line: the first line's alone were run (thirtieth hostile
+    pass)."""
+    recording_sate(tmp_path)
+    (tmp_path / "pack").mkdir()
+    done = run_streaming(tmp_path, "--pack", "pack", "--data", "data", "--out", "out", "--policies",
+                         "wait-k=1\nwait-k=2\n", "--talks-policy", "")
+    assert done.returncode == 0, done.stderr
+    runs = [line.split(" --stream ")[1].split()[0] for line in (tmp_path / "args.txt").read_text().splitlines()
+            if "--stream" in line]
+    assert runs == ["wait-k=1", "wait-k=2"], runs
