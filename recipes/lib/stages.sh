@@ -62,7 +62,9 @@ parse_options() {
   # `--stage abc` made every stage's test an error, taken as "not selected": nothing ran, exit 0
   local n
   for n in stage stop_stage; do
-    [[ ${!n} =~ ^-?[0-9]{1,6}$ ]] || die "--${n//_/-} must be a stage number, got '${!n}'"
+    [[ ${!n} =~ ^(-?)([0-9]{1,6})$ ]] || die "--${n//_/-} must be a stage number, got '${!n}'"
+    # in decimal: arithmetic reads a leading 0 as octal (`--stop-stage 09`: "value too great for base")
+    printf -v "$n" '%d' "$(( ${BASH_REMATCH[1]}10#${BASH_REMATCH[2]} ))"
   done
   [ "$stage" -le "$stop_stage" ] || die "--stage $stage is after --stop-stage $stop_stage: no stage would run"
   # --exp-tag "" (or . and ..) named the folder above the tags' (the MuST-C recipe's exp/mustc/en-de/ itself, which holds

@@ -1125,3 +1125,22 @@ def test_streaming_policies_of_several_lines_are_every_line_s(tmp_path: Path) ->
     runs = [line.split(" --stream ")[1].split()[0] for line in (tmp_path / "args.txt").read_text().splitlines()
             if "--stream" in line]
     assert runs == ["wait-k=1", "wait-k=2"], runs
+
+
+
+@pytest.mark.parametrize(("args", "gpus"), [(["--ngpu", "08"], 8), (["--ngpu", "1", "--stop-stage", "09"], 1)])
+def test_numbers_with_a_leading_zero_are_decimal(tmp_path: Path, args: list[str], gpus: int) -> None:
+    """Bash's arithmetic reads a leading 0 as octal: `--ngpu 08` (or `--stop-stage 09`) printed "08: value too great
+    for base" from pipeline.sh and skipped the GPU check before stage 0, so stage 3 refused the GPUs only after prep,
+    features and vocabularies (thirtieth hostile pass). The Python beside `sate` sees no GPU, as in the test above."""
+    recording_sate(tmp_path, "#!/bin/sh\nexit 0\n")
+    (tmp_path / "bin" / "python").write_text("#!/bin/sh\necho 0\n")
+    (tmp_path / "bin" / "python").chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(ROOT / "recipes" / "mustc" / "run.sh"), "--mustc-root", str(tmp_path / "mustc"),
+                           "--data", str(tmp_path / "data"), "--exp", str(tmp_path / "exp"), *args],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 1
+    assert done.stderr == (f"[mustc] error: --ngpu {gpus}: torch sees 0 GPU(s) on this machine, and stages 3 to 5 "
+                           f"train on {gpus}: give --ngpu 0 (the CPU), or --stop-stage 2 to prepare the data here and "
+                           "train elsewhere\n")
