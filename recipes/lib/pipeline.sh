@@ -309,9 +309,15 @@ if declare -F before_stage_0 >/dev/null; then before_stage_0; fi
 
 prep_params="${prep_args[*]} corpus=$(stamp "$corpus/.done/synth") asr_extra=$asr_extra"
 earlier 0 "$data/.done/prep" "the manifests in $data" "$prep_params"
+# corpus_texts: the text files of the corpus that sate prep reads (the recipe's array; none: the synthetic corpus, whose
+# sate synth marker is stamped above). A corpus corrected or unpacked again in place (MuST-C's txt/, LibriSpeech's
+# alignments.meta and translations) left stage 0 "done already", and every stage after it, on the manifests of the old
+# text, exit 0. Read when stage 0 runs; a marker written before they were stamped is taken as it is.
+[ -n "${corpus_texts+x}" ] || corpus_texts=()
 if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and ASR corpora: $asr_extra)}"; then
   params=$prep_params
-  if ! is_done "$data/.done/prep" "$params"; then
+  [ ${#corpus_texts[@]} -eq 0 ] || params+=" texts=$(stamp "${corpus_texts[@]}")"
+  if ! is_done "$data/.done/prep" "$params" && ! is_done "$data/.done/prep" "$prep_params"; then
     listed_paths asr_extra -d "$asr_extra_is"  # before the corpus's prep
     sate prep "${prep_args[@]}" --out "$data"
     for k in "${!extra_dirs[@]}"; do

@@ -74,5 +74,7 @@ demo_dir=$root/test/audiofiles
 # text files and the extra pairs.
 corpus_text=("$root/train/train.en" "$root/train/train.fr")
 [ "$gtranslate" = true ] && corpus_text+=("$root/train/train.en" "$root/train/train_gtranslate.fr")
+# what sate prep reads of the corpus: its text, each set's (stage 0 runs again where it changed)
+corpus_texts=("$root"/*/alignments.meta "$root"/*/*.en "$root"/*/*.fr)
 
 . recipes/lib/pipeline.sh

@@ -92,5 +92,7 @@ demo_dir=$mustc_root/en-$tgt_lang/data/tst-COMMON/wav
 # MT pre-training reads the train manifest; with --mt-extra, MuST-C's train text and the extra pairs.
 train_txt=$mustc_root/en-$tgt_lang/data/train/txt
 corpus_text=("$train_txt/train.en" "$train_txt/train.$tgt_lang")
+# what sate prep reads of the corpus: its text, each split's txt/ (stage 0 runs again where it changed)
+corpus_texts=("$mustc_root/en-$tgt_lang"/data/*/txt/*)
 
 . recipes/lib/pipeline.sh

@@ -187,7 +187,6 @@ def test_a_recipe_run_with_sh_says_to_run_it_with_bash(tmp_path: Path, script: s
     assert list(tmp_path.iterdir()) == []
 
 
-
 def side_by_side_stub(tmp_path: Path, stub: str) -> None:
     """`stub` as the `sate` on PATH (tmp_path/bin), and what stages 3 and 4 need done before them."""
     (tmp_path / "bin").mkdir()
@@ -417,7 +416,6 @@ def test_the_synthetic_corpus_has_no_target_language_to_choose(tmp_path: Path, r
     assert done.returncode == 1
     assert done.stderr == "[synth] error: unknown option --tgt-lang (--help lists them)\n"
     assert list(tmp_path.iterdir()) == []
-
 
 
 @pytest.mark.parametrize(("args", "says"), [
@@ -1093,9 +1091,6 @@ def test_a_run_that_prepares_and_trains_checks_its_gpus_before_stage_0(tmp_path:
         assert not (tmp_path / "data").exists()
 
 
-
-
-
 def test_test_sets_of_several_lines_are_every_line_s_splits(tmp_path: Path) -> None:
     """`--test-sets "$(cat splits.txt)"`, a split a line: `read -a` read the first line alone, so stages 7 and 8
     decoded and tabled its split alone, exit 0 (thirtieth hostile pass)."""
@@ -1127,7 +1122,6 @@ def test_streaming_policies_of_several_lines_are_every_line_s(tmp_path: Path) ->
     assert runs == ["wait-k=1", "wait-k=2"], runs
 
 
-
 @pytest.mark.parametrize(("args", "gpus"), [(["--ngpu", "08"], 8), (["--ngpu", "1", "--stop-stage", "09"], 1)])
 def test_numbers_with_a_leading_zero_are_decimal(tmp_path: Path, args: list[str], gpus: int) -> None:
     """Bash's arithmetic reads a leading 0 as octal: `--ngpu 08` (or `--stop-stage 09`) printed "08: value too great
@@ -1144,3 +1138,34 @@ def test_numbers_with_a_leading_zero_are_decimal(tmp_path: Path, args: list[str]
     assert done.stderr == (f"[mustc] error: --ngpu {gpus}: torch sees 0 GPU(s) on this machine, and stages 3 to 5 "
                            f"train on {gpus}: give --ngpu 0 (the CPU), or --stop-stage 2 to prepare the data here and "
                            "train elsewhere\n")
+
+
+@pytest.mark.slow  # five recipe runs
+def test_a_corpus_whose_text_changed_is_prepared_again(tmp_path: Path) -> None:
+    """Augmented LibriSpeech (or MuST-C) corrected or unpacked again in place: stage 0 was "done already", and every
+    stage after it, on the manifests of the old text, exit 0 (thirtieth hostile pass). A data directory prepared
+    before the text was stamped (its marker without it) stays done. A `sate` that records its commands stands in."""
+    recording_sate(tmp_path, '#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
+    root = tmp_path / "libri trans"
+    for name in ("train", "dev", "test"):
+        (root / name).mkdir(parents=True)
+        for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
+            (root / name / file).write_text(f"{file}\n")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    data = tmp_path / "data"
+    argv = ["bash", ROOT / "recipes" / "libri_trans" / "run.sh", "--root", root, "--data", data, "--stop-stage", "0"]
+
+    def preps() -> int:
+        done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return (tmp_path / "args").read_text().count("prep\n")
+
+    assert preps() == 1
+    assert preps() == 1  # done already
+    (root / "dev" / "dev.fr").write_text("corrected\n")
+    assert preps() == 2
+    assert preps() == 2
+    marker = data / ".done" / "prep"
+    marker.write_text(marker.read_text().rsplit(" texts=", 1)[0])  # as before the text was stamped
+    (root / "dev" / "dev.fr").write_text("corrected again\n")
+    assert preps() == 2
