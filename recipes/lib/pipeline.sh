@@ -79,6 +79,14 @@ for word in $train_args; do
   esac
   prev=$word
 done
+# The --set items of --train-args, split as the training commands split them (for sate config: text_for, and the
+# check before stage 0 below).
+train_sets=() prev=
+for word in $train_args; do
+  [ "$prev" != --set ] || train_sets+=(--set "$word")
+  case "$word" in --set=*) train_sets+=("$word") ;; esac
+  prev=$word
+done
 # The splits as words, never as patterns: an unquoted $test_sets made `--test-sets "*"` the current directory's
 # file names. Every line's: `read -a` alone reads one line, so `--test-sets "$(cat splits.txt)"`, a split a line, decoded
 # and tabled the first split alone, exit 0.
@@ -302,6 +310,13 @@ gpus_for_training() {
   die "--ngpu $ngpu: torch sees $gpus GPU(s) on this machine, and stages 3 to 5 train on $ngpu: give --ngpu 0 (the CPU), or --stop-stage 2 to prepare the data here and train elsewhere"
 }
 gpus_for_training
+# The --set items of --train-args read with the ASR config, before stage 0, by a run that prepares data and then trains:
+# a key misspelt (`--set trainer.max_step=2`) or a value that is not YAML was refused by stage 3's sate train, after
+# hours of MuST-C prep, features and vocabularies. Keys of one task's config alone are left to its stage.
+if [ ${#train_sets[@]} -gt 0 ] && [ "$stage" -le 2 ] && [ "$stop_stage" -ge 3 ] && [ -f "$asr_conf" ]; then
+  sate config --config "$asr_conf" "${asr_hub[@]}" "${train_sets[@]}" --get task >/dev/null ||
+    die "--train-args: $asr_conf refuses its --set items (the error above); the training stages would stop on them"
+fi
 
 # A recipe's own stage before stage 0 (synth's -1, which voices the corpus: minutes to hours) runs here, once every
 # option above is checked: sourced after it, these checks refused `--ngpu two` only once the corpus was voiced.
@@ -568,16 +583,10 @@ init_from=(--init-from "asr=$exp/asr/model.pt" --init-from "mt=$exp/mt/model.pt"
 
 # SATE takes the MT text too where its config trains on text batches beside the speech (model.loss.mt_text_weight):
 # text_for CONFIG sets st_text to the arguments that pass it.
-# The weight is read with the --set items of --train-args, split as the training commands split them: a weight that
+# The weight is read with the --set items of --train-args (train_sets, above): a weight that
 # --train-args gave (`--set model.loss.mt_text_weight=0.5` over a config without MT text batches) had SATE draw its
 # text batches from the train manifest, not from the MT text, without a word; and one it set to 0 was refused by
 # sate train for the MT text the recipe passed, which the user never gave.
-train_sets=() prev=
-for word in $train_args; do
-  [ "$prev" != --set ] || train_sets+=(--set "$word")
-  case "$word" in --set=*) train_sets+=("$word") ;; esac
-  prev=$word
-done
 text_for() {
   st_text=()
   local weight

@@ -1169,3 +1169,26 @@ def test_a_corpus_whose_text_changed_is_prepared_again(tmp_path: Path) -> None:
     marker.write_text(marker.read_text().rsplit(" texts=", 1)[0])  # as before the text was stamped
     (root / "dev" / "dev.fr").write_text("corrected again\n")
     assert preps() == 2
+
+
+@pytest.mark.slow  # sate config, twice
+@pytest.mark.parametrize("item", ["trainer.max_step=2", "trainer.max_steps=2"])
+def test_train_args_set_items_are_read_before_stage_0(tmp_path: Path, item: str) -> None:
+    """`--train-args "--set trainer.max_step=2"` (a key misspelt) was refused by stage 3's sate train, after the
+    prep, features and vocabularies of stages 0 to 2 (thirtieth hostile pass); a key sate knows goes on to stage 0."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sate").symlink_to(Path(sys.executable).parent / "sate")
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(ROOT / "recipes" / "mustc" / "run.sh"), "--mustc-root", str(tmp_path / "mustc"),
+                           "--data", str(tmp_path / "data"), "--exp", str(tmp_path / "exp"), "--ngpu", "0",
+                           "--train-args", f"--set {item}"], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode != 0
+    if item == "trainer.max_steps=2":
+        assert "--train-args" not in done.stderr and "stage 0:" in done.stderr, done.stderr
+    else:
+        assert "unknown config key 'trainer.max_step'" in done.stderr
+        assert done.stderr.strip().splitlines()[-1] == (
+            "[mustc] error: --train-args: conf/mustc/asr.yaml refuses its --set items (the error above); the training "
+            "stages would stop on them")
+        assert "stage 0:" not in done.stderr and not (tmp_path / "data").exists()
