@@ -1192,3 +1192,19 @@ def test_train_args_set_items_are_read_before_stage_0(tmp_path: Path, item: str)
             "[mustc] error: --train-args: conf/mustc/asr.yaml refuses its --set items (the error above); the training "
             "stages would stop on them")
         assert "stage 0:" not in done.stderr and not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("there", [False, True])
+def test_a_sate_synth_refusal_of_a_new_corpus_leaves_no_folder(tmp_path: Path, there: bool) -> None:
+    """`--train-size 50 --text-size 10`, refused by sate synth before it wrote anything, left the new corpus's folder
+    holding an empty .done/ (thirtieth hostile pass). A corpus folder that was there before stays."""
+    recording_sate(tmp_path, '#!/bin/bash\n[ "$1" != synth ] || { echo "sate synth: error: no" >&2; exit 2; }\n')
+    corpus = tmp_path / "corpus"
+    if there:
+        corpus.mkdir()
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    argv = ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--corpus", corpus,
+            "--stop-stage", "-1"]
+    done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "sate synth: error: no" in done.stderr, done.stderr
+    assert corpus.exists() == there and not (corpus / ".done").exists()
