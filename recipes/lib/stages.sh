@@ -110,6 +110,12 @@ from_caller() {
     else
       printf -v "$name" '%s' "$(absolute "${!name}")"
     fi
+    # a file given for a directory (`--data DATA/train.jsonl`): stage 3 said "missing FILE/.done/features ... Run the
+    # earlier stages first", whose stage 0 then refused the file, and `--exp FILE` was mkdir's "Not a directory"
+    case "$name" in
+      corpus | data | exp | conf_dir) [ ! -e "${!name}" ] || [ -d "${!name}" ] ||
+        die "--${name//_/-} ${!name}: a file, not a directory: give the directory (or leave the option out for its default)" ;;
+    esac
   done
 }
 absolute() { case "$1" in /*|'') printf '%s' "$1" ;; *) printf '%s/%s' "${caller_dir%/}" "$1" ;; esac; }

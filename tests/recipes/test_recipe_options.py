@@ -1208,3 +1208,24 @@ def test_a_sate_synth_refusal_of_a_new_corpus_leaves_no_folder(tmp_path: Path, t
     done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "sate synth: error: no" in done.stderr, done.stderr
     assert corpus.exists() == there and not (corpus / ".done").exists()
+
+
+@pytest.mark.parametrize(("recipe", "option"), [("synth", "--exp"), ("synth", "--corpus"), ("mustc", "--data"),
+                                                ("libri_trans", "--conf-dir")])
+def test_a_file_given_for_a_directory_option_is_refused(tmp_path: Path, recipe: str, option: str) -> None:
+    """`--data DATA/train.jsonl` (a file for the directory): stage 3 said "missing FILE/.done/features ... Run the
+    earlier stages first", whose stage 0 then refused the file, and `--exp FILE` stopped on mkdir's "Not a directory"
+    (thirtieth hostile pass). Relative, from where the recipe was started; a link to a directory is one."""
+    corpus = {"mustc": ["--mustc-root", tmp_path], "libri_trans": ["--root", tmp_path],
+              "synth": ["--acoustic", "conformer"]}[recipe]
+    (tmp_path / "train.jsonl").write_text("{}\n")
+    done = subprocess.run(["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, option, "train.jsonl", "--stage",
+                           "3"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == (f"[{recipe}] error: {option} {tmp_path}/train.jsonl: a file, not a directory: give the "
+                           "directory (or leave the option out for its default)\n")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "dir")
+    done = subprocess.run(["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, option, "link", "--stage", "50"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "selects none of the stages" in done.stderr, done.stderr
