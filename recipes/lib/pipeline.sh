@@ -328,11 +328,25 @@ earlier 0 "$data/.done/prep" "the manifests in $data" "$prep_params"
 # sate synth marker is stamped above). A corpus corrected or unpacked again in place (MuST-C's txt/, LibriSpeech's
 # alignments.meta and translations) left stage 0 "done already", and every stage after it, on the manifests of the old
 # text, exit 0. Read when stage 0 runs; a marker written before they were stamped is taken as it is.
+# Those of the splits that training reads (train*, dev) alone: the later stages key on this marker, and a test split's
+# reference corrected re-extracted every feature and trained every model again (days on MuST-C). A test split's text
+# (test_texts, of the splits test_prep_splits) is stamped in .done/prep-tests, which no later stage reads: where it
+# alone changed, those splits are prepared again, and stage 7 (which always decodes) and 8 then use them.
 [ -n "${corpus_texts+x}" ] || corpus_texts=()
+[ -n "${test_texts+x}" ] || test_texts=()
+[ -n "${test_prep_splits+x}" ] || test_prep_splits=()
 if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and ASR corpora: $asr_extra)}"; then
   params=$prep_params
   [ ${#corpus_texts[@]} -eq 0 ] || params+=" texts=$(stamp "${corpus_texts[@]}")"
-  if ! is_done "$data/.done/prep" "$params" && ! is_done "$data/.done/prep" "$prep_params"; then
+  tests=
+  [ ${#test_texts[@]} -eq 0 ] || tests="splits=${test_prep_splits[*]} texts=$(stamp "${test_texts[@]}")"
+  if is_done "$data/.done/prep" "$params" || is_done "$data/.done/prep" "$prep_params"; then
+    if [ -n "$tests" ] && [ ${#test_prep_splits[@]} -gt 0 ] && ! is_done "$data/.done/prep-tests" "$tests"; then
+      say "  the test splits' text: ${test_prep_splits[*]} prepared again (features, vocabularies and models stay)"
+      sate prep "${prep_args[@]}" --splits "${test_prep_splits[@]}" --out "$data"
+      mark_done "$data/.done/prep-tests" "$tests"
+    fi
+  else
     listed_paths asr_extra -d "$asr_extra_is"  # before the corpus's prep
     sate prep "${prep_args[@]}" --out "$data"
     for k in "${!extra_dirs[@]}"; do
@@ -342,6 +356,7 @@ if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and AS
       say "  $dir -> ${extra_splits[$k]}"
       sate prep "$kind" "$dir" --splits "${extra_splits[$k]}" --out "$data"
     done
+    [ -z "$tests" ] || mark_done "$data/.done/prep-tests" "$tests"
     mark_done "$data/.done/prep" "$params"
   fi
 fi

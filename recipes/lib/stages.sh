@@ -17,7 +17,7 @@ recipe_declared=" $(sed -n '1,/lib\/stages\.sh/s/^\([a-z][a-z0-9_]*\)=.*/\1/p' "
 # What this file and pipeline.sh read that a recipe may leave out, as their defaults, never as the environment has
 # them: `export stop_stage=2` in the shell stopped the MuST-C recipe after stage 2, exit 0, and an exported
 # `asr_extra=DIR` had the synthetic recipe, which has no such option, prepare DIR as an ASR corpus.
-for name in stage stop_stage force mt_hub ssl_hub asr_extra mt_extra whisper mt_pairs vocab_pairs corpus_text corpus_texts; do
+for name in stage stop_stage force mt_hub ssl_hub asr_extra mt_extra whisper mt_pairs vocab_pairs corpus_text corpus_texts test_texts test_prep_splits; do
   [[ $recipe_declared == *" $name "* ]] || unset -v "$name"
 done
 stage=${stage:-0}

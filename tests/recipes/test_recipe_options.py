@@ -1171,6 +1171,54 @@ def test_a_corpus_whose_text_changed_is_prepared_again(tmp_path: Path) -> None:
     assert preps() == 2
 
 
+@pytest.mark.slow  # eight recipe runs
+@pytest.mark.parametrize("recipe", ["libri_trans", "mustc"])
+def test_a_test_split_s_text_changed_prepares_that_split_alone(tmp_path: Path, recipe: str) -> None:
+    """A test split's reference corrected in place changed stage 0's marker, on which features, vocabularies and
+    every training are keyed: all ran again (days on MuST-C) where decoding and scoring alone read it (thirtieth
+    hostile pass, review). The test splits alone are prepared again now; a training split's text still re-runs all."""
+    recording_sate(tmp_path, '#!/bin/bash\necho "$*" >> "$SATE_ARGS"\n')
+    if recipe == "libri_trans":
+        root = tmp_path / "libri trans"
+        dirs = {name: root / name for name in ("train", "dev", "test")}
+        for name, folder in dirs.items():
+            folder.mkdir(parents=True)
+            for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
+                (folder / file).write_text(f"{file}\n")
+        corpus, test = ["--root", root], ("test", dirs["test"] / "test.fr")
+    else:
+        root = tmp_path / "mustc"
+        dirs = {name: root / "en-de" / "data" / name / "txt" for name in ("train", "dev", "tst-COMMON", "tst-HE")}
+        for name, folder in dirs.items():
+            folder.mkdir(parents=True)
+            for file in (f"{name}.yaml", f"{name}.en", f"{name}.de"):
+                (folder / file).write_text(f"{file}\n")
+        corpus, test = ["--mustc-root", root], ("tst-COMMON tst-HE", dirs["tst-HE"] / "tst-HE.de")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    data = tmp_path / "data"
+    argv = ["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, "--data", data, "--exp", tmp_path / "exp",
+            "--stop-stage", "2"]
+    seen = 0
+
+    def commands() -> list[str]:
+        nonlocal seen
+        done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        lines = (tmp_path / "args").read_text().splitlines() if (tmp_path / "args").exists() else []
+        new, seen = lines[seen:], len(lines)
+        return [line.split()[0] + (" --splits " + line.split(" --splits ")[1].split(" --out")[0]
+                                   if " --splits " in line else "") for line in new]
+
+    assert commands() == ["prep", "features", "vocab"]
+    assert commands() == []
+    test[1].write_text("corrected\n")
+    assert commands() == [f"prep --splits {test[0]}"]
+    assert commands() == []
+    (dirs["dev"] / next(dirs["dev"].glob("*.en")).name).write_text("corrected\n")
+    assert commands() == ["prep", "features", "vocab"]
+    assert commands() == []
+
+
 @pytest.mark.slow  # sate config, twice
 @pytest.mark.parametrize("item", ["trainer.max_step=2", "trainer.max_steps=2"])
 def test_train_args_set_items_are_read_before_stage_0(tmp_path: Path, item: str) -> None:
