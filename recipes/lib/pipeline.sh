@@ -28,10 +28,12 @@ mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-} asr_extra=${asr_extra:-} whisper=${whisp
 # Values the shell tests itself, checked before any stage: `--ngpu two` was a shell error taken as 0 (training on
 # the CPU) and `--speed-perturb yes` was false, each without stopping. And the counts a later stage hands to sate:
 # `--average-n x` was refused by `sate average` only after the ASR model had trained.
+# Every count in decimal (stages.sh's decimal): `--ngpu 08` printed "value too great for base" and the GPU check
+# before stage 0 was skipped (stage 3 refused it after prep, features and vocabularies), `--ngpu 010` was 8, and
+# `--nj 08` was "not a whole number >= 1".
+decimal ngpu nj average_n src_vocab_size tgt_vocab_size joint_vocab_size ctc_layer
 [[ ${ngpu:-0} =~ ^[0-9]{1,4}$ ]] || die "--ngpu must be a number of GPUs (0: the CPU), got '$ngpu'"
-# in decimal: bash's arithmetic reads a leading 0 as octal, so `--ngpu 08` printed "value too great for base" and the
-# GPU check before stage 0 was skipped (stage 3 refused it after prep, features and vocabularies), `--ngpu 010` was 8
-ngpu=$((10#${ngpu:-0}))
+ngpu=${ngpu:-0}
 for name in nj average_n src_vocab_size tgt_vocab_size joint_vocab_size; do  # empty: not given (joint)
   [[ ${!name:-1} =~ ^[1-9][0-9]{0,8}$ ]] || die "--${name//_/-} must be a whole number >= 1, got '${!name}'"
 done
@@ -43,7 +45,6 @@ for name in src_vocab_size tgt_vocab_size joint_vocab_size; do  # sate vocab's r
   (( ${!name:-2} >= 2 && ${!name:-2} <= 1000000 )) || die "--${name//_/-} must be from 2 to 1,000,000, got '${!name}'"
 done
 [[ ${ctc_layer:-0} =~ ^[0-9]{1,4}$ ]] || die "--ctc-layer must be a whole number, got '$ctc_layer'"
-[ -z "${ctc_layer:-}" ] || ctc_layer=$((10#$ctc_layer))  # 08 is 8, one experiment (e2e_ctc8) and a YAML integer
 for name in speed_perturb compare parallel_pretrain; do
   case "${!name:-false}" in true|false) ;; *) die "--${name//_/-} must be true or false, got '${!name}'" ;; esac
 done

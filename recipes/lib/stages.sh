@@ -61,10 +61,9 @@ parse_options() {
   done
   # `--stage abc` made every stage's test an error, taken as "not selected": nothing ran, exit 0
   local n
+  decimal stage stop_stage
   for n in stage stop_stage; do
-    [[ ${!n} =~ ^(-?)([0-9]{1,6})$ ]] || die "--${n//_/-} must be a stage number, got '${!n}'"
-    # in decimal: arithmetic reads a leading 0 as octal (`--stop-stage 09`: "value too great for base")
-    printf -v "$n" '%d' "$(( ${BASH_REMATCH[1]}10#${BASH_REMATCH[2]} ))"
+    [[ ${!n} =~ ^-?[0-9]{1,6}$ ]] || die "--${n//_/-} must be a stage number, got '${!n}'"
   done
   [ "$stage" -le "$stop_stage" ] || die "--stage $stage is after --stop-stage $stop_stage: no stage would run"
   # --exp-tag "" (or . and ..) named the folder above the tags' (the MuST-C recipe's exp/mustc/en-de/ itself, which holds
@@ -72,6 +71,19 @@ parse_options() {
   if [[ $given_options == *" exp_tag "* ]] && ! folder_of_its_own "${exp_tag:-}"; then
     die "--exp-tag '${exp_tag:-}' names no folder of its own under exp/: give a name (or leave the option out for the default)"
   fi
+}
+# decimal NAME...: each variable NAME that holds a whole number, without its leading zeros, before it is checked and used:
+# bash's arithmetic reads a leading 0 as octal (`--ngpu 08`, `--stop-stage 09`: "value too great for base"; `--ngpu
+# 010` was 8), a check of `^[1-9]` refused `--nj 08` as no "whole number >= 1", and a marker recording `--train-size
+# 08` took `--train-size 8` for other parameters. As text, so that no length overflows; anything else is left to the
+# option's own check.
+decimal() {
+  local n sign
+  for n in "$@"; do
+    [[ ${!n:-} =~ ^(-?)0*([0-9]+)$ ]] || continue
+    sign=${BASH_REMATCH[1]}; [ "${BASH_REMATCH[2]}" != 0 ] || sign=
+    printf -v "$n" '%s%s' "$sign" "${BASH_REMATCH[2]}"
+  done
 }
 # folder_of_its_own TAG: TAG, a path below the folder it is given in, names a folder there: one name at least, no `..`
 # (`x/..` is the folder itself, `a/../..` one outside it, and through a link `a/..` may be anywhere); `.` and empty

@@ -78,6 +78,7 @@ test_sets=
 acoustic=whisper
 . recipes/lib/stages.sh
 parse_options "$@"
+decimal train_size text_size dev_size test_size seed  # the corpus's marker records them: 08 and 8 are one corpus
 from_caller corpus data exp conf_dir
 case "$acoustic" in
   conformer) whisper= exp_tag=${exp_tag:-demo} ;;

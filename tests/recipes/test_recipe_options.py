@@ -1140,6 +1140,22 @@ def test_numbers_with_a_leading_zero_are_decimal(tmp_path: Path, args: list[str]
                            "train elsewhere\n")
 
 
+@pytest.mark.parametrize(("args", "given"), [(["--nj", "08", "--average-n", "02"], "--jobs 8"),
+                                             (["--src-vocab-size", "0100", "--tgt-vocab-size", "090"],
+                                              "--src-size 100 --tgt-size 90")])
+def test_every_count_with_a_leading_zero_is_decimal(tmp_path: Path, args: list[str], given: str) -> None:
+    """`--nj 08` (likewise `--average-n 02` and the vocabulary sizes) was refused as "must be a whole number >= 1",
+    which it is, where `--ngpu 08` was read as 8 (thirtieth hostile pass, review): every count goes through one helper,
+    and sate is given the number in decimal."""
+    recording_sate(tmp_path, '#!/bin/bash\necho "$*" >> "$SATE_ARGS"\n')
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    done = subprocess.run(["bash", str(ROOT / "recipes" / "mustc" / "run.sh"), "--mustc-root", str(tmp_path / "mustc"),
+                           "--data", str(tmp_path / "data"), "--exp", str(tmp_path / "exp"), "--ngpu", "0", *args,
+                           "--stop-stage", "2"], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert given in (tmp_path / "args").read_text()
+
+
 @pytest.mark.slow  # five recipe runs
 def test_a_corpus_whose_text_changed_is_prepared_again(tmp_path: Path) -> None:
     """Augmented LibriSpeech (or MuST-C) corrected or unpacked again in place: stage 0 was "done already", and every
