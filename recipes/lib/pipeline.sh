@@ -28,7 +28,12 @@ mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-} asr_extra=${asr_extra:-} whisper=${whisp
 # Values the shell tests itself, checked before any stage: `--ngpu two` was a shell error taken as 0 (training on
 # the CPU) and `--speed-perturb yes` was false, each without stopping. And the counts a later stage hands to sate:
 # `--average-n x` was refused by `sate average` only after the ASR model had trained.
+# Every count in decimal (stages.sh's decimal): `--ngpu 08` printed "value too great for base" and the GPU check
+# before stage 0 was skipped (stage 3 refused it after prep, features and vocabularies), `--ngpu 010` was 8, and
+# `--nj 08` was "not a whole number >= 1".
+decimal ngpu nj average_n src_vocab_size tgt_vocab_size joint_vocab_size ctc_layer
 [[ ${ngpu:-0} =~ ^[0-9]{1,4}$ ]] || die "--ngpu must be a number of GPUs (0: the CPU), got '$ngpu'"
+ngpu=${ngpu:-0}
 for name in nj average_n src_vocab_size tgt_vocab_size joint_vocab_size; do  # empty: not given (joint)
   [[ ${!name:-1} =~ ^[1-9][0-9]{0,8}$ ]] || die "--${name//_/-} must be a whole number >= 1, got '${!name}'"
 done
@@ -75,9 +80,19 @@ for word in $train_args; do
   esac
   prev=$word
 done
+# The --set items of --train-args, split as the training commands split them (for sate config: text_for, and the
+# check before stage 0 below).
+train_sets=() prev=
+for word in $train_args; do
+  [ "$prev" != --set ] || train_sets+=(--set "$word")
+  case "$word" in --set=*) train_sets+=("$word") ;; esac
+  prev=$word
+done
 # The splits as words, never as patterns: an unquoted $test_sets made `--test-sets "*"` the current directory's
-# file names.
-read -r -a test_splits <<< "${test_sets:-}"
+# file names. Every line's: `read -a` alone reads one line, so `--test-sets "$(cat splits.txt)"`, a split a line, decoded
+# and tabled the first split alone, exit 0.
+read -r -d '' -a test_splits <<< "${test_sets:-}" || true  # -d '': to the end (status 1 there)
+test_sets=${test_splits[*]}  # one line, for the stages' headers
 # `--test-sets ""` reached stage 8 as `sate report --splits --out ...`: "argument --splits: expected at least one"
 [ ${#test_splits[@]} -gt 0 ] || [ "$stop_stage" -lt 7 ] || die "--test-sets names no split (stages 7, 8 and 10 decode and report them)"
 # A split named twice was decoded twice by stage 7, and a name that is none ('../x') skipped by it, before stage 8's
@@ -296,6 +311,13 @@ gpus_for_training() {
   die "--ngpu $ngpu: torch sees $gpus GPU(s) on this machine, and stages 3 to 5 train on $ngpu: give --ngpu 0 (the CPU), or --stop-stage 2 to prepare the data here and train elsewhere"
 }
 gpus_for_training
+# The --set items of --train-args read with the ASR config, before stage 0, by a run that prepares data and then trains:
+# a key misspelt (`--set trainer.max_step=2`) or a value that is not YAML was refused by stage 3's sate train, after
+# hours of MuST-C prep, features and vocabularies. Keys of one task's config alone are left to its stage.
+if [ ${#train_sets[@]} -gt 0 ] && [ "$stage" -le 2 ] && [ "$stop_stage" -ge 3 ] && [ -f "$asr_conf" ]; then
+  sate config --config "$asr_conf" "${asr_hub[@]}" "${train_sets[@]}" --get task >/dev/null ||
+    die "--train-args: $asr_conf refuses its --set items (the error above); the training stages would stop on them"
+fi
 
 # A recipe's own stage before stage 0 (synth's -1, which voices the corpus: minutes to hours) runs here, once every
 # option above is checked: sourced after it, these checks refused `--ngpu two` only once the corpus was voiced.
@@ -303,9 +325,29 @@ if declare -F before_stage_0 >/dev/null; then before_stage_0; fi
 
 prep_params="${prep_args[*]} corpus=$(stamp "$corpus/.done/synth") asr_extra=$asr_extra"
 earlier 0 "$data/.done/prep" "the manifests in $data" "$prep_params"
+# corpus_texts: the text files of the corpus that sate prep reads (the recipe's array; none: the synthetic corpus, whose
+# sate synth marker is stamped above). A corpus corrected or unpacked again in place (MuST-C's txt/, LibriSpeech's
+# alignments.meta and translations) left stage 0 "done already", and every stage after it, on the manifests of the old
+# text, exit 0. Read when stage 0 runs; a marker written before they were stamped is taken as it is.
+# Those of the splits that training reads (train*, dev) alone: the later stages key on this marker, and a test split's
+# reference corrected re-extracted every feature and trained every model again (days on MuST-C). A test split's text
+# (test_texts, of the splits test_prep_splits) is stamped in .done/prep-tests, which no later stage reads: where it
+# alone changed, those splits are prepared again, and stage 7 (which always decodes) and 8 then use them.
+[ -n "${corpus_texts+x}" ] || corpus_texts=()
+[ -n "${test_texts+x}" ] || test_texts=()
+[ -n "${test_prep_splits+x}" ] || test_prep_splits=()
 if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and ASR corpora: $asr_extra)}"; then
   params=$prep_params
-  if ! is_done "$data/.done/prep" "$params"; then
+  [ ${#corpus_texts[@]} -eq 0 ] || params+=" texts=$(stamp "${corpus_texts[@]}")"
+  tests=
+  [ ${#test_texts[@]} -eq 0 ] || tests="splits=${test_prep_splits[*]} texts=$(stamp "${test_texts[@]}")"
+  if is_done "$data/.done/prep" "$params" || is_done "$data/.done/prep" "$prep_params"; then
+    if [ -n "$tests" ] && [ ${#test_prep_splits[@]} -gt 0 ] && ! is_done "$data/.done/prep-tests" "$tests"; then
+      say "  the test splits' text: ${test_prep_splits[*]} prepared again (features, vocabularies and models stay)"
+      sate prep "${prep_args[@]}" --splits "${test_prep_splits[@]}" --out "$data"
+      mark_done "$data/.done/prep-tests" "$tests"
+    fi
+  else
     listed_paths asr_extra -d "$asr_extra_is"  # before the corpus's prep
     sate prep "${prep_args[@]}" --out "$data"
     for k in "${!extra_dirs[@]}"; do
@@ -315,6 +357,7 @@ if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and AS
       say "  $dir -> ${extra_splits[$k]}"
       sate prep "$kind" "$dir" --splits "${extra_splits[$k]}" --out "$data"
     done
+    [ -z "$tests" ] || mark_done "$data/.done/prep-tests" "$tests"
     mark_done "$data/.done/prep" "$params"
   fi
 fi
@@ -556,16 +599,10 @@ init_from=(--init-from "asr=$exp/asr/model.pt" --init-from "mt=$exp/mt/model.pt"
 
 # SATE takes the MT text too where its config trains on text batches beside the speech (model.loss.mt_text_weight):
 # text_for CONFIG sets st_text to the arguments that pass it.
-# The weight is read with the --set items of --train-args, split as the training commands split them: a weight that
+# The weight is read with the --set items of --train-args (train_sets, above): a weight that
 # --train-args gave (`--set model.loss.mt_text_weight=0.5` over a config without MT text batches) had SATE draw its
 # text batches from the train manifest, not from the MT text, without a word; and one it set to 0 was refused by
 # sate train for the MT text the recipe passed, which the user never gave.
-train_sets=() prev=
-for word in $train_args; do
-  [ "$prev" != --set ] || train_sets+=(--set "$word")
-  case "$word" in --set=*) train_sets+=("$word") ;; esac
-  prev=$word
-done
 text_for() {
   st_text=()
   local weight

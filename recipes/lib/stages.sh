@@ -17,7 +17,7 @@ recipe_declared=" $(sed -n '1,/lib\/stages\.sh/s/^\([a-z][a-z0-9_]*\)=.*/\1/p' "
 # What this file and pipeline.sh read that a recipe may leave out, as their defaults, never as the environment has
 # them: `export stop_stage=2` in the shell stopped the MuST-C recipe after stage 2, exit 0, and an exported
 # `asr_extra=DIR` had the synthetic recipe, which has no such option, prepare DIR as an ASR corpus.
-for name in stage stop_stage force mt_hub ssl_hub asr_extra mt_extra whisper mt_pairs vocab_pairs corpus_text; do
+for name in stage stop_stage force mt_hub ssl_hub asr_extra mt_extra whisper mt_pairs vocab_pairs corpus_text corpus_texts test_texts test_prep_splits; do
   [[ $recipe_declared == *" $name "* ]] || unset -v "$name"
 done
 stage=${stage:-0}
@@ -61,6 +61,7 @@ parse_options() {
   done
   # `--stage abc` made every stage's test an error, taken as "not selected": nothing ran, exit 0
   local n
+  decimal stage stop_stage
   for n in stage stop_stage; do
     [[ ${!n} =~ ^-?[0-9]{1,6}$ ]] || die "--${n//_/-} must be a stage number, got '${!n}'"
   done
@@ -70,6 +71,19 @@ parse_options() {
   if [[ $given_options == *" exp_tag "* ]] && ! folder_of_its_own "${exp_tag:-}"; then
     die "--exp-tag '${exp_tag:-}' names no folder of its own under exp/: give a name (or leave the option out for the default)"
   fi
+}
+# decimal NAME...: each variable NAME that holds a whole number, without its leading zeros, before it is checked and used:
+# bash's arithmetic reads a leading 0 as octal (`--ngpu 08`, `--stop-stage 09`: "value too great for base"; `--ngpu
+# 010` was 8), a check of `^[1-9]` refused `--nj 08` as no "whole number >= 1", and a marker recording `--train-size
+# 08` took `--train-size 8` for other parameters. As text, so that no length overflows; anything else is left to the
+# option's own check.
+decimal() {
+  local n sign
+  for n in "$@"; do
+    [[ ${!n:-} =~ ^(-?)0*([0-9]+)$ ]] || continue
+    sign=${BASH_REMATCH[1]}; [ "${BASH_REMATCH[2]}" != 0 ] || sign=
+    printf -v "$n" '%s%s' "$sign" "${BASH_REMATCH[2]}"
+  done
 }
 # folder_of_its_own TAG: TAG, a path below the folder it is given in, names a folder there: one name at least, no `..`
 # (`x/..` is the folder itself, `a/../..` one outside it, and through a link `a/..` may be anywhere); `.` and empty
@@ -108,6 +122,12 @@ from_caller() {
     else
       printf -v "$name" '%s' "$(absolute "${!name}")"
     fi
+    # a file given for a directory (`--data DATA/train.jsonl`): stage 3 said "missing FILE/.done/features ... Run the
+    # earlier stages first", whose stage 0 then refused the file, and `--exp FILE` was mkdir's "Not a directory"
+    case "$name" in
+      corpus | data | exp | conf_dir) [ ! -e "${!name}" ] || [ -d "${!name}" ] ||
+        die "--${name//_/-} ${!name}: a file, not a directory: give the directory (or leave the option out for its default)" ;;
+    esac
   done
 }
 absolute() { case "$1" in /*|'') printf '%s' "$1" ;; *) printf '%s/%s' "${caller_dir%/}" "$1" ;; esac; }

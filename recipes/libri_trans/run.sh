@@ -74,5 +74,11 @@ demo_dir=$root/test/audiofiles
 # text files and the extra pairs.
 corpus_text=("$root/train/train.en" "$root/train/train.fr")
 [ "$gtranslate" = true ] && corpus_text+=("$root/train/train.en" "$root/train/train_gtranslate.fr")
+# what sate prep reads of the corpus: its text, each set's (stage 0 runs again where it changed); of the sets
+# training reads, and apart of the test set (prepared again alone where only it changed)
+corpus_texts=()
+for part in train other dev; do corpus_texts+=("$root/$part"/alignments.meta "$root/$part"/*.en "$root/$part"/*.fr); done
+test_texts=("$root"/test/alignments.meta "$root"/test/*.en "$root"/test/*.fr)
+test_prep_splits=(test)
 
 . recipes/lib/pipeline.sh

@@ -92,5 +92,12 @@ demo_dir=$mustc_root/en-$tgt_lang/data/tst-COMMON/wav
 # MT pre-training reads the train manifest; with --mt-extra, MuST-C's train text and the extra pairs.
 train_txt=$mustc_root/en-$tgt_lang/data/train/txt
 corpus_text=("$train_txt/train.en" "$train_txt/train.$tgt_lang")
+# what sate prep reads of the corpus: its text, each split's txt/ (stage 0 runs again where it changed); of the
+# splits training reads, and apart of the test splits (prepared again alone where only they changed)
+corpus_texts=("$mustc_root/en-$tgt_lang"/data/train*/txt/* "$mustc_root/en-$tgt_lang"/data/dev/txt/*)
+test_prep_splits=(tst-COMMON)  # sate prep's test splits: tst-HE and tst-heldout (sate synth's) when present
+for split in tst-HE tst-heldout; do [ ! -d "$mustc_root/en-$tgt_lang/data/$split" ] || test_prep_splits+=("$split"); done
+test_texts=()
+for split in "${test_prep_splits[@]}"; do test_texts+=("$mustc_root/en-$tgt_lang/data/$split/txt"/*); done
 
 . recipes/lib/pipeline.sh

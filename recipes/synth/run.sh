@@ -78,6 +78,7 @@ test_sets=
 acoustic=whisper
 . recipes/lib/stages.sh
 parse_options "$@"
+decimal train_size text_size dev_size test_size seed  # the corpus's marker records them: 08 and 8 are one corpus
 from_caller corpus data exp conf_dir
 case "$acoustic" in
   conformer) whisper= exp_tag=${exp_tag:-demo} ;;
@@ -123,6 +124,9 @@ before_stage_0() {
     if ! is_done "$corpus/.done/synth" "$params"; then
       local marker=$corpus/.done/synth old=none rc
       [ ! -e "$marker" ] || old=$(cat "$marker")
+      made_dirs=()  # the folders the marker's writing makes, for synth_left_untouched
+      [ -d "$corpus/.done" ] || made_dirs+=("$corpus/.done")
+      [ -d "$corpus" ] || made_dirs+=("$corpus")
       mark_done "$marker" "unfinished $params"
       sate synth --out "$corpus" --text "$text" --train-size "$train_size" --seed "$seed" "${synth_args[@]}" || {
         rc=$?
@@ -137,12 +141,19 @@ before_stage_0() {
 # synth_left_untouched OLD: after a `sate synth` that failed, the corpus's marker as it was before (OLD: its text, or
 # `none`) when nothing in the corpus is newer than its "unfinished": a refusal of the arguments (`--text-size` below
 # `--train-size`), which writes nothing, made a finished corpus "half-written", and every later stage refused it.
-# sate synth's first write (its mark, `en-de/.sate-synth`, also through a link) is newer: the marker stays.
+# sate synth's first write (its mark, `en-de/.sate-synth`, also through a link) is newer: the marker stays. Where there
+# was no marker, the folders its writing made go too (made_dirs: CORPUS/.done, and CORPUS where it was not there): a
+# refused `--train-size 50 --text-size 10` left an empty corpus folder holding an empty .done/.
 synth_left_untouched() {
   local changed
   changed=$(CDPATH= cd -- "$corpus" && find -L . -path ./.done -prune -o -newer ./.done/synth -print -quit 2>/dev/null) \
     && [ -z "$changed" ] || return 0  # a folder it cannot read, a link loop: taken as changed
-  if [ "$1" = none ]; then rm -f -- "$corpus/.done/synth"; else mark_done "$corpus/.done/synth" "$1"; fi
+  if [ "$1" = none ]; then
+    rm -f -- "$corpus/.done/synth"
+    [ ${#made_dirs[@]} -eq 0 ] || rmdir -- "${made_dirs[@]}" 2>/dev/null || true  # each only where empty
+  else
+    mark_done "$corpus/.done/synth" "$1"
+  fi
 }
 
 . recipes/lib/pipeline.sh

@@ -187,7 +187,6 @@ def test_a_recipe_run_with_sh_says_to_run_it_with_bash(tmp_path: Path, script: s
     assert list(tmp_path.iterdir()) == []
 
 
-
 def side_by_side_stub(tmp_path: Path, stub: str) -> None:
     """`stub` as the `sate` on PATH (tmp_path/bin), and what stages 3 and 4 need done before them."""
     (tmp_path / "bin").mkdir()
@@ -417,7 +416,6 @@ def test_the_synthetic_corpus_has_no_target_language_to_choose(tmp_path: Path, r
     assert done.returncode == 1
     assert done.stderr == "[synth] error: unknown option --tgt-lang (--help lists them)\n"
     assert list(tmp_path.iterdir()) == []
-
 
 
 @pytest.mark.parametrize(("args", "says"), [
@@ -1091,3 +1089,209 @@ def test_a_run_that_prepares_and_trains_checks_its_gpus_before_stage_0(tmp_path:
     else:
         assert done.stderr.strip().splitlines()[-1] == refusal
         assert not (tmp_path / "data").exists()
+
+
+def test_test_sets_of_several_lines_are_every_line_s_splits(tmp_path: Path) -> None:
+    """`--test-sets "$(cat splits.txt)"`, a split a line: `read -a` read the first line alone, so stages 7 and 8
+    decoded and tabled its split alone, exit 0 (thirtieth hostile pass)."""
+    recording_sate(tmp_path, '#!/bin/bash\necho "$*" >> "$SATE_ARGS"\n')
+    for split in ("tst-COMMON", "tst-HE"):
+        results = tmp_path / "exp" / "st" / f"decode_{split}" / "results.json"
+        results.parent.mkdir(parents=True)
+        results.write_text("{}\n")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp", "--test-sets", "tst-COMMON\ntst-HE\n", "--stage", "8",
+            "--stop-stage", "8"]
+    done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    report = (tmp_path / "args").read_text().splitlines()[-1]
+    assert report == f"report --exp {tmp_path / 'exp'} --splits tst-COMMON tst-HE --out {tmp_path / 'exp'}/results.md"
+
+
+def test_streaming_policies_of_several_lines_are_every_line_s(tmp_path: Path) -> None:
+    """`--policies "$(cat policies.txt)"`, a policy a line: the first line's alone were run (thirtieth hostile
+    pass)."""
+    recording_sate(tmp_path)
+    (tmp_path / "pack").mkdir()
+    done = run_streaming(tmp_path, "--pack", "pack", "--data", "data", "--out", "out", "--policies",
+                         "wait-k=1\nwait-k=2\n", "--talks-policy", "")
+    assert done.returncode == 0, done.stderr
+    runs = [line.split(" --stream ")[1].split()[0] for line in (tmp_path / "args.txt").read_text().splitlines()
+            if "--stream" in line]
+    assert runs == ["wait-k=1", "wait-k=2"], runs
+
+
+@pytest.mark.parametrize(("args", "gpus"), [(["--ngpu", "08"], 8), (["--ngpu", "1", "--stop-stage", "09"], 1)])
+def test_numbers_with_a_leading_zero_are_decimal(tmp_path: Path, args: list[str], gpus: int) -> None:
+    """Bash's arithmetic reads a leading 0 as octal: `--ngpu 08` (or `--stop-stage 09`) printed "08: value too great
+    for base" from pipeline.sh and skipped the GPU check before stage 0, so stage 3 refused the GPUs only after prep,
+    features and vocabularies (thirtieth hostile pass). The Python beside `sate` sees no GPU, as in the test above."""
+    recording_sate(tmp_path, "#!/bin/sh\nexit 0\n")
+    (tmp_path / "bin" / "python").write_text("#!/bin/sh\necho 0\n")
+    (tmp_path / "bin" / "python").chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(ROOT / "recipes" / "mustc" / "run.sh"), "--mustc-root", str(tmp_path / "mustc"),
+                           "--data", str(tmp_path / "data"), "--exp", str(tmp_path / "exp"), *args],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 1
+    assert done.stderr == (f"[mustc] error: --ngpu {gpus}: torch sees 0 GPU(s) on this machine, and stages 3 to 5 "
+                           f"train on {gpus}: give --ngpu 0 (the CPU), or --stop-stage 2 to prepare the data here and "
+                           "train elsewhere\n")
+
+
+@pytest.mark.parametrize(("args", "given"), [(["--nj", "08", "--average-n", "02"], "--jobs 8"),
+                                             (["--src-vocab-size", "0100", "--tgt-vocab-size", "090"],
+                                              "--src-size 100 --tgt-size 90")])
+def test_every_count_with_a_leading_zero_is_decimal(tmp_path: Path, args: list[str], given: str) -> None:
+    """`--nj 08` (likewise `--average-n 02` and the vocabulary sizes) was refused as "must be a whole number >= 1",
+    which it is, where `--ngpu 08` was read as 8 (thirtieth hostile pass, review): every count goes through one helper,
+    and sate is given the number in decimal."""
+    recording_sate(tmp_path, '#!/bin/bash\necho "$*" >> "$SATE_ARGS"\n')
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    done = subprocess.run(["bash", str(ROOT / "recipes" / "mustc" / "run.sh"), "--mustc-root", str(tmp_path / "mustc"),
+                           "--data", str(tmp_path / "data"), "--exp", str(tmp_path / "exp"), "--ngpu", "0", *args,
+                           "--stop-stage", "2"], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert given in (tmp_path / "args").read_text()
+
+
+@pytest.mark.slow  # five recipe runs
+def test_a_corpus_whose_text_changed_is_prepared_again(tmp_path: Path) -> None:
+    """Augmented LibriSpeech (or MuST-C) corrected or unpacked again in place: stage 0 was "done already", and every
+    stage after it, on the manifests of the old text, exit 0 (thirtieth hostile pass). A data directory prepared
+    before the text was stamped (its marker without it) stays done. A `sate` that records its commands stands in."""
+    recording_sate(tmp_path, '#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
+    root = tmp_path / "libri trans"
+    for name in ("train", "dev", "test"):
+        (root / name).mkdir(parents=True)
+        for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
+            (root / name / file).write_text(f"{file}\n")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    data = tmp_path / "data"
+    argv = ["bash", ROOT / "recipes" / "libri_trans" / "run.sh", "--root", root, "--data", data, "--stop-stage", "0"]
+
+    def preps() -> int:
+        done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return (tmp_path / "args").read_text().count("prep\n")
+
+    assert preps() == 1
+    assert preps() == 1  # done already
+    (root / "dev" / "dev.fr").write_text("corrected\n")
+    assert preps() == 2
+    assert preps() == 2
+    marker = data / ".done" / "prep"
+    marker.write_text(marker.read_text().rsplit(" texts=", 1)[0])  # as before the text was stamped
+    (root / "dev" / "dev.fr").write_text("corrected again\n")
+    assert preps() == 2
+
+
+@pytest.mark.slow  # eight recipe runs
+@pytest.mark.parametrize("recipe", ["libri_trans", "mustc"])
+def test_a_test_split_s_text_changed_prepares_that_split_alone(tmp_path: Path, recipe: str) -> None:
+    """A test split's reference corrected in place changed stage 0's marker, on which features, vocabularies and
+    every training are keyed: all ran again (days on MuST-C) where decoding and scoring alone read it (thirtieth
+    hostile pass, review). The test splits alone are prepared again now; a training split's text still re-runs all."""
+    recording_sate(tmp_path, '#!/bin/bash\necho "$*" >> "$SATE_ARGS"\n')
+    if recipe == "libri_trans":
+        root = tmp_path / "libri trans"
+        dirs = {name: root / name for name in ("train", "dev", "test")}
+        for name, folder in dirs.items():
+            folder.mkdir(parents=True)
+            for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
+                (folder / file).write_text(f"{file}\n")
+        corpus, test = ["--root", root], ("test", dirs["test"] / "test.fr")
+    else:
+        root = tmp_path / "mustc"
+        dirs = {name: root / "en-de" / "data" / name / "txt" for name in ("train", "dev", "tst-COMMON", "tst-HE")}
+        for name, folder in dirs.items():
+            folder.mkdir(parents=True)
+            for file in (f"{name}.yaml", f"{name}.en", f"{name}.de"):
+                (folder / file).write_text(f"{file}\n")
+        corpus, test = ["--mustc-root", root], ("tst-COMMON tst-HE", dirs["tst-HE"] / "tst-HE.de")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    data = tmp_path / "data"
+    argv = ["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, "--data", data, "--exp", tmp_path / "exp",
+            "--stop-stage", "2"]
+    seen = 0
+
+    def commands() -> list[str]:
+        nonlocal seen
+        done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        lines = (tmp_path / "args").read_text().splitlines() if (tmp_path / "args").exists() else []
+        new, seen = lines[seen:], len(lines)
+        return [line.split()[0] + (" --splits " + line.split(" --splits ")[1].split(" --out")[0]
+                                   if " --splits " in line else "") for line in new]
+
+    assert commands() == ["prep", "features", "vocab"]
+    assert commands() == []
+    test[1].write_text("corrected\n")
+    assert commands() == [f"prep --splits {test[0]}"]
+    assert commands() == []
+    (dirs["dev"] / next(dirs["dev"].glob("*.en")).name).write_text("corrected\n")
+    assert commands() == ["prep", "features", "vocab"]
+    assert commands() == []
+
+
+@pytest.mark.slow  # sate config, twice
+@pytest.mark.parametrize("item", ["trainer.max_step=2", "trainer.max_steps=2"])
+def test_train_args_set_items_are_read_before_stage_0(tmp_path: Path, item: str) -> None:
+    """`--train-args "--set trainer.max_step=2"` (a key misspelt) was refused by stage 3's sate train, after the
+    prep, features and vocabularies of stages 0 to 2 (thirtieth hostile pass); a key sate knows goes on to stage 0."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sate").symlink_to(Path(sys.executable).parent / "sate")
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(ROOT / "recipes" / "mustc" / "run.sh"), "--mustc-root", str(tmp_path / "mustc"),
+                           "--data", str(tmp_path / "data"), "--exp", str(tmp_path / "exp"), "--ngpu", "0",
+                           "--train-args", f"--set {item}"], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode != 0
+    if item == "trainer.max_steps=2":
+        assert "--train-args" not in done.stderr and "stage 0:" in done.stderr, done.stderr
+    else:
+        assert "unknown config key 'trainer.max_step'" in done.stderr
+        assert done.stderr.strip().splitlines()[-1] == (
+            "[mustc] error: --train-args: conf/mustc/asr.yaml refuses its --set items (the error above); the training "
+            "stages would stop on them")
+        assert "stage 0:" not in done.stderr and not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("there", [False, True])
+def test_a_sate_synth_refusal_of_a_new_corpus_leaves_no_folder(tmp_path: Path, there: bool) -> None:
+    """`--train-size 50 --text-size 10`, refused by sate synth before it wrote anything, left the new corpus's folder
+    holding an empty .done/ (thirtieth hostile pass). A corpus folder that was there before stays."""
+    recording_sate(tmp_path, '#!/bin/bash\n[ "$1" != synth ] || { echo "sate synth: error: no" >&2; exit 2; }\n')
+    corpus = tmp_path / "corpus"
+    if there:
+        corpus.mkdir()
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    argv = ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--corpus", corpus,
+            "--stop-stage", "-1"]
+    done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "sate synth: error: no" in done.stderr, done.stderr
+    assert corpus.exists() == there and not (corpus / ".done").exists()
+
+
+@pytest.mark.parametrize(("recipe", "option"), [("synth", "--exp"), ("synth", "--corpus"), ("mustc", "--data"),
+                                                ("libri_trans", "--conf-dir")])
+def test_a_file_given_for_a_directory_option_is_refused(tmp_path: Path, recipe: str, option: str) -> None:
+    """`--data DATA/train.jsonl` (a file for the directory): stage 3 said "missing FILE/.done/features ... Run the
+    earlier stages first", whose stage 0 then refused the file, and `--exp FILE` stopped on mkdir's "Not a directory"
+    (thirtieth hostile pass). Relative, from where the recipe was started; a link to a directory is one. The synthetic
+    recipe gets a corpus of its own: its default, the checkout's corpus/synth, half-written by a demo, failed it."""
+    corpus = {"mustc": ["--mustc-root", tmp_path], "libri_trans": ["--root", tmp_path],
+              "synth": ["--acoustic", "conformer", *([] if option == "--corpus" else ["--corpus", tmp_path / "c"])]
+              }[recipe]
+    (tmp_path / "train.jsonl").write_text("{}\n")
+    done = subprocess.run(["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, option, "train.jsonl", "--stage",
+                           "3"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == (f"[{recipe}] error: {option} {tmp_path}/train.jsonl: a file, not a directory: give the "
+                           "directory (or leave the option out for its default)\n")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "dir")
+    done = subprocess.run(["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, option, "link", "--stage", "50"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "selects none of the stages" in done.stderr, done.stderr

@@ -115,7 +115,9 @@ run_name() {
 
 evaluate offline-greedy --beam 1
 evaluate offline
-read -r -a policy_list <<< "$policies"  # words, never file patterns: the unquoted list was globbed ("*": file names)
+# words, never file patterns: the unquoted list was globbed ("*": file names); every line's (-d ''), where `read -a` read
+# the first line alone: `--policies "$(cat policies.txt)"`, a policy a line, ran the first
+read -r -d '' -a policy_list <<< "$policies" || true
 for policy in "${policy_list[@]}"; do
   policy=$(policy_word "$policy")
   evaluate "$(run_name "$policy-${chunk}s")" --stream "$policy" --chunk "$chunk"
