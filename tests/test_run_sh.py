@@ -44,6 +44,29 @@ def test_the_demo_s_help_is_printed_before_the_setup(tmp_path: Path, words: list
     assert not venv.exists()
 
 
+@pytest.mark.parametrize(("words", "error"), [
+    (["--trian-size", "50"], "unknown option --trian-size (--help lists them)"),
+    (["demo", "--text", "dingg"], "--text must be phrasebook or ding, got 'dingg'"),
+    (["--stage", "9", "--stop-stage", "8"], "--stage 9 is after --stop-stage 8: no stage would run"),
+    (["--acoustic", "whisper", "--compare", "true"], "--compare and --ctc-layer train the paper's Conformer rows: "
+                                                     "add --acoustic conformer"),
+])
+def test_the_demo_s_mistyped_options_are_refused_before_the_setup(tmp_path: Path, words: list[str],
+                                                                  error: str) -> None:
+    """Thirtieth pass (twenty-ninth's leftover): `./run.sh --trian-size 50` set up the whole environment (minutes,
+    gigabytes on a fresh machine) before the demo recipe refused the option. Its options are read first; options it
+    takes go on to the setup (here a PYTHON that does not run, so that none is made)."""
+    venv = tmp_path / "venv"
+    env = {**os.environ, **NO_PACKAGES, "SATE_VENV": str(venv), "PYTHON": str(tmp_path / "no-python")}
+    run = subprocess.run(["bash", str(ROOT / "run.sh"), *words], capture_output=True, text=True, timeout=60, env=env,
+                         cwd=tmp_path)
+    assert (run.returncode, run.stdout, run.stderr) == (1, "", f"[synth] error: {error}\n")
+    good = subprocess.run(["bash", str(ROOT / "run.sh"), "demo", "--train-size", "20", "--text", "ding"],
+                          capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert good.returncode == 1 and good.stderr.startswith(f"[run.sh] PYTHON={tmp_path / 'no-python'} does not run")
+    assert not venv.exists() and not (tmp_path / "corpus").exists()
+
+
 def test_a_symbolic_link_to_run_sh_finds_the_checkout(tmp_path: Path) -> None:
     """Twenty-sixth hostile pass: through `ln -s ~/sate/run.sh ~/bin/sate-demo`, run.sh took the link's folder for
     the root: `--help` said "recipes/synth/run.sh: No such file or directory"."""

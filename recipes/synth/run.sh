@@ -85,7 +85,8 @@ case "$acoustic" in
   whisper) if [ "$compare" = true ] || [ -n "$ctc_layer" ]; then
              die "--compare and --ctc-layer train the paper's Conformer rows: add --acoustic conformer"
            fi
-           whisper=$(sate fetch-whisper) || die "cannot get Whisper tiny.en (see the line above)"
+           [ -n "${SATE_OPTIONS_ONLY:-}" ] || whisper=$(sate fetch-whisper) \
+             || die "cannot get Whisper tiny.en (see the line above)"
            exp_tag=${exp_tag:-whisper} ;;
   *) die "--acoustic must be whisper or conformer, got '$acoustic'" ;;
 esac
@@ -96,6 +97,9 @@ case "$text" in
         for option in text_size dev_size test_size; do unread "$option" "a phrasebook option, which --text ding does not read"; done ;;
   *) die "--text must be phrasebook or ding, got '$text'" ;;
 esac
+# ./run.sh has the options read so far before its setup, which they need not: a mistyped one (`./run.sh --trian-size
+# 50`, `--text dingg`) was refused only after it, minutes and gigabytes on a fresh machine.
+[ -z "${SATE_OPTIONS_ONLY:-}" ] || exit 0
 corpus=${corpus:-corpus/$name}
 data=${data:-data/$name}
 exp=${exp:-exp/$name/$exp_tag}
