@@ -55,6 +55,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
+from espnet.nets.pytorch_backend.transformer.subsampling import TooShortUttError
 from torch import nn
 
 from sate.decode.api_args import option_values
@@ -92,8 +93,43 @@ def encode_for_decoding(model: SateModel, batch: dict) -> tuple[torch.Tensor, to
                         f"({', '.join(missing)}); `collate` of a {dataset} gives them")
     if model.task == "mt":  # the models check the lengths and cut the padding past the longest (cut_to_longest)
         return model.encode_text(batch["src"], batch["src_lengths"])
-    enc = model.encode(batch["feats"], batch["feats_lengths"])
+    try:
+        enc = model.encode(batch["feats"], batch["feats_lengths"])
+    except TooShortUttError as err:  # every item shorter than the front end takes: ESPnet's traceback
+        frames = f"{err.actual_size} frame{'s' if err.actual_size != 1 else ''}"
+        raise SateError(f"batch: feats of {frames}, too short for the acoustic encoder's front end "
+                        f"(at least {err.limit}): {PAD_ADVICE}") from None
+    # an item too short in a batch of longer ones has no acoustic frame, but the textual encoder's mask (ESPnet's
+    # make_pad_mask) reads a length of 0 as the whole padded width: it was translated from the padding, exit 0
+    given = _input_lengths(batch, keys)
+    short = (enc.ctc_lengths < 1) & (given.to(enc.ctc_lengths.device) > 0) if given is not None else None
+    if short is not None and bool(short.any()):
+        i = int(short.nonzero()[0])
+        raise SateError(f"batch: feats_lengths[{i}] is {int(given[i])}, too short for the acoustic encoder's front "
+                        f"end (it gives no frame): {PAD_ADVICE}")
     return enc.memory, enc.memory_lengths
+
+
+# what to do with speech too short to encode: what sate's own features and the Python API do
+PAD_ADVICE = "pad it to 0.1 s, as stored features and `SpeechTranslator.features` do"
+
+
+def _input_lengths(batch: Mapping, keys: tuple[str, str]) -> torch.Tensor | None:
+    """The batch's input lengths where they are one whole number per item of its input (a 1-d integer tensor, or a
+    list of ints), else None: the models' own checks name what is wrong with them."""
+    x, lengths = batch.get(keys[0]), batch.get(keys[1])
+    if isinstance(lengths, list | tuple) and all(isinstance(n, int) and not isinstance(n, bool) for n in lengths):
+        lengths = torch.tensor(lengths, dtype=torch.long)
+    if not (torch.is_tensor(x) and torch.is_tensor(lengths)) or lengths.dim() != 1 or lengths.is_floating_point() \
+            or lengths.dtype == torch.bool or lengths.is_complex() or x.dim() < 2 or x.size(0) != lengths.numel():
+        return None
+    return lengths
+
+
+def _nothing() -> list[Hypothesis]:
+    """What an empty input (length 0) decodes to: one empty hypothesis, as `translate_text` gives an empty
+    translation of an empty sentence; there is nothing for the decoder to attend to."""
+    return [Hypothesis([], 0.0, 0.0)]
 
 
 @contextlib.contextmanager
@@ -119,13 +155,23 @@ def beam_search(model: SateModel, batch: dict,
         raise SateError(f"options must be DecodeOptions (e.g. DecodeOptions(beam=5)), got {type(options).__name__}")
     # types checked (DecodeOptions(beam=2.5) was a TypeError of torch.full); the bounds are the callers' (check_limits)
     options = read(DecodeOptions, option_values(options), "options: ", noun="decoding option")
+    keys = ("src", "src_lengths") if model.task == "mt" else ("feats", "feats_lengths")
     with eval_mode(model):
-        lengths = batch.get("src_lengths" if model.task == "mt" else "feats_lengths") \
-            if isinstance(batch, Mapping) else None
-        if torch.is_tensor(lengths) and lengths.numel() == 0:  # no utterances: ESPnet's mask was max() of nothing
+        lengths = _input_lengths(batch, keys) if isinstance(batch, Mapping) else None
+        if lengths is not None and lengths.numel() == 0:  # no utterances: ESPnet's mask was max() of nothing
             return []
-        memory, lengths = encode_for_decoding(model, batch)
-        return decode_memory(model.decoder, memory, lengths, model.eos, options)
+        # An empty item (an MT dev row of "(Applause)" alone, whose src_norm is empty) was read over the whole
+        # padded width (ESPnet's pad mask of a length 0) and translated from the padding, as long as the batch was
+        # wide; alone it was refused. It gets an empty hypothesis wherever it is.
+        empty = lengths == 0 if lengths is not None else None
+        if empty is not None and bool(empty.all()):
+            return [_nothing() for _ in range(lengths.numel())]
+        memory, memory_lengths = encode_for_decoding(model, batch)
+        if empty is None or not bool(empty.any()):
+            return decode_memory(model.decoder, memory, memory_lengths, model.eos, options)
+        keep = (~empty).nonzero(as_tuple=True)[0].to(memory.device)
+        found = iter(decode_memory(model.decoder, memory[keep], memory_lengths[keep], model.eos, options))
+        return [_nothing() if none else next(found) for none in empty.tolist()]
 
 
 @torch.no_grad()

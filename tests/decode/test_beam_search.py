@@ -412,3 +412,39 @@ def test_the_encode_once_path_cuts_and_checks_the_padding_as_beam_search_does(ta
     cut = beam_search(model, {key: x[:, :int(lengths.max())], f"{key}_lengths": lengths}, options)
     assert [[h.tokens for h in hyps] for hyps in encode_once(x, lengths)] == \
         [[h.tokens for h in hyps] for hyps in cut]
+
+
+@pytest.mark.parametrize("task", ["mt", "st"])
+def test_an_empty_item_decodes_to_one_empty_hypothesis_in_any_batch(task: str) -> None:
+    """An item of length 0 (an MT dev row of "(Applause)" alone, whose src_norm is empty) was read over the whole
+    padded width, ESPnet's pad mask of a length 0, and translated from the padding, exit 0: the longer the batch, the
+    longer its "translation"; alone it was refused (thirtieth hostile pass). It is what `translate_text` makes of an
+    empty sentence now, and the other items decode as they do without it."""
+    torch.manual_seed(0)
+    model = build_model(task, tiny_config(task), 10, 12).eval()
+    x, key = (torch.randint(0, 10, (3, 40)), "src") if task == "mt" else (torch.randn(3, 400, 80), "feats")
+    lengths = torch.tensor([9, 0, 30]) if task == "mt" else torch.tensor([90, 0, 300])
+    options = DecodeOptions(beam=3, nbest=2, max_len_ratio=0.5)
+    nothing = [Hypothesis([], 0.0, 0.0)]
+    got = beam_search(model, {key: x, f"{key}_lengths": lengths}, options)
+    others = beam_search(model, {key: x[[0, 2]], f"{key}_lengths": lengths[[0, 2]]}, options)
+    assert got[1] == nothing
+    assert [[h.tokens for h in hyps] for hyps in (got[0], got[2])] == [[h.tokens for h in hyps] for hyps in others]
+    assert beam_search(model, {key: x[1:2, :0], f"{key}_lengths": lengths[1:2]}, options) == [nothing]  # alone
+    assert beam_search(model, {key: x[:2, :5], f"{key}_lengths": [0, 0]}, options) == [nothing, nothing]
+
+
+def test_speech_too_short_for_the_front_end_is_one_line_alone_or_batched() -> None:
+    """Fewer than 7 frames give ESPnet's conv front end no frame: alone that was its TooShortUttError traceback, and
+    beside a longer item the textual encoder read the length 0 as the whole width, so the item was translated from
+    the padding, exit 0 (thirtieth hostile pass). Stored features and `SpeechTranslator.features` pad to 0.1 s."""
+    torch.manual_seed(0)
+    model = build_model("st", tiny_config("st"), 10, 12).eval()
+    feats = torch.randn(2, 90, 80)
+    with pytest.raises(SateError, match=r"^batch: feats_lengths\[1\] is 6, too short for the acoustic encoder's front "
+                                        r"end \(it gives no frame\): pad it to 0.1 s, as stored features and "):
+        beam_search(model, {"feats": feats, "feats_lengths": torch.tensor([90, 6])})
+    with pytest.raises(SateError, match=r"^batch: feats of 3 frames, too short for the acoustic encoder's front end "
+                                        r"\(at least 7\): pad it to 0.1 s"):
+        beam_search(model, {"feats": feats[:1, :3], "feats_lengths": torch.tensor([3])})
+    assert len(beam_search(model, {"feats": feats, "feats_lengths": torch.tensor([90, 7])})[1]) == 1  # one frame
