@@ -148,13 +148,16 @@ def beam_search(model: SateModel, batch: dict,
                 options: DecodeOptions = DecodeOptions()) -> list[list[Hypothesis]]:  # noqa: B008 - frozen
     """Per utterance of the batch, the nbest hypotheses, best first.
 
-    Works for st and asr (batch has feats, feats_lengths) and mt (batch has src, src_lengths) models;
+    Works for st and asr with a decoder (batch has feats, feats_lengths) and mt (batch has src, src_lengths) models;
     the model runs in eval mode and is put back in its previous mode afterwards.
     """
     if not isinstance(options, DecodeOptions):  # None or a dict was an AttributeError deep in the search
         raise SateError(f"options must be DecodeOptions (e.g. DecodeOptions(beam=5)), got {type(options).__name__}")
     # types checked (DecodeOptions(beam=2.5) was a TypeError of torch.full); the bounds are the callers' (check_limits)
     options = read(DecodeOptions, option_values(options), "options: ", noun="decoding option")
+    if getattr(model, "decoder", None) is None:  # 'ASRModel' object has no attribute 'eos'
+        raise SateError(f"an {model.task.upper()} model without a decoder (CTC only) has no beam search: its "
+                        "transcripts are the CTC head's (sate.models.ctc.ctc_greedy of model.encode's ctc_logits)")
     keys = ("src", "src_lengths") if model.task == "mt" else ("feats", "feats_lengths")
     with eval_mode(model):
         lengths = _input_lengths(batch, keys) if isinstance(batch, Mapping) else None

@@ -448,3 +448,12 @@ def test_speech_too_short_for_the_front_end_is_one_line_alone_or_batched() -> No
                                         r"\(at least 7\): pad it to 0.1 s"):
         beam_search(model, {"feats": feats[:1, :3], "feats_lengths": torch.tensor([3])})
     assert len(beam_search(model, {"feats": feats, "feats_lengths": torch.tensor([90, 7])})[1]) == 1  # one frame
+
+
+def test_a_ctc_only_asr_model_has_no_beam_search_in_one_line() -> None:
+    """The docstring says beam_search works for asr: a CTC-only ASR model (no decoder layers, the default) was
+    "AttributeError: 'ASRModel' object has no attribute 'eos'" (thirtieth hostile pass)."""
+    model = build_model("asr", tiny_config("asr"), 10, 10).eval()
+    with pytest.raises(SateError, match=r"^an ASR model without a decoder \(CTC only\) has no beam search: its "
+                                        r"transcripts are the CTC head's \(sate.models.ctc.ctc_greedy"):
+        beam_search(model, {"feats": torch.randn(1, 90, 80), "feats_lengths": torch.tensor([90])})
