@@ -91,6 +91,7 @@ def encode_for_decoding(model: SateModel, batch: dict) -> tuple[torch.Tensor, to
         dataset = "TextDataset" if model.task == "mt" else "SpeechDataset"
         raise SateError(f"batch: an {model.task.upper()} model decodes {' and '.join(keys)}, which the batch lacks "
                         f"({', '.join(missing)}); `collate` of a {dataset} gives them")
+    _check_values(model, batch, keys)
     if model.task == "mt":  # the models check the lengths and cut the padding past the longest (cut_to_longest)
         return model.encode_text(batch["src"], batch["src_lengths"])
     try:
@@ -108,6 +109,35 @@ def encode_for_decoding(model: SateModel, batch: dict) -> tuple[torch.Tensor, to
         raise SateError(f"batch: feats_lengths[{i}] is {int(given[i])}, too short for the acoustic encoder's front "
                         f"end (it gives no frame): {PAD_ADVICE}")
     return enc.memory, enc.memory_lengths
+
+
+def _check_values(model: SateModel, batch: Mapping, keys: tuple[str, str]) -> None:
+    """Refuse an input the model cannot read: features of another dtype than its weights (numpy's float64 through
+    torch.from_numpy was torch's "Input type (double) and bias type (float) should be the same"), or source ids that
+    are no token of its vocabulary within an item's length (past it, the padding is never read): an id past the
+    vocabulary was an IndexError of the embedding, a negative one was read as token 0, exit 0."""
+    x = batch[keys[0]]
+    if not torch.is_tensor(x):
+        return
+    if model.task != "mt":
+        dtype = next(model.parameters()).dtype
+        if x.dtype != dtype:
+            raise SateError(f"batch: feats holds {x.dtype} values but the model's weights are {dtype}: give "
+                            f"feats.to({dtype}) (`collate` of a SpeechDataset gives float32)")
+        return
+    if x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
+        raise SateError(f"batch: src holds {x.dtype} values; an MT model reads token ids, an integer tensor (`collate` "
+                        "of a TextDataset gives them)")
+    lengths = _input_lengths(batch, keys)
+    if lengths is None or x.dim() != 2 or not x.numel():
+        return
+    inside = torch.arange(x.size(1), device=x.device)[None, :] < lengths.to(x.device).clamp(min=0)[:, None]
+    bad = inside & ((x < 0) | (x >= model.src_vocab_size))
+    if bool(bad.any()):
+        item, position = (int(i) for i in bad.nonzero()[0])
+        raise SateError(f"batch: src holds {int(x[item, position])} at item {item}, position {position}, within its "
+                        f"length: token ids run from 0 to {model.src_vocab_size - 1} (the model's source vocabulary); "
+                        "only the padding past each length may hold others (`collate` pads with -1)")
 
 
 # what to do with speech too short to encode: what sate's own features and the Python API do

@@ -457,3 +457,25 @@ def test_a_ctc_only_asr_model_has_no_beam_search_in_one_line() -> None:
     with pytest.raises(SateError, match=r"^an ASR model without a decoder \(CTC only\) has no beam search: its "
                                         r"transcripts are the CTC head's \(sate.models.ctc.ctc_greedy"):
         beam_search(model, {"feats": torch.randn(1, 90, 80), "feats_lengths": torch.tensor([90])})
+
+
+def test_features_of_another_dtype_and_ids_outside_the_vocabulary_are_one_line() -> None:
+    """A researcher's own batch: numpy's float64 features through torch.from_numpy were torch's "Input type (double)
+    and bias type (float) should be the same", float source ids an embedding error, an id past the vocabulary an
+    IndexError, and a negative one (within the length) was read as token 0, exit 0 (thirtieth hostile pass). The
+    padding past each length is never read, so it may hold anything."""
+    torch.manual_seed(0)
+    st, mt = build_model("st", tiny_config("st"), 10, 12).eval(), build_model("mt", tiny_config("mt"), 10, 12).eval()
+    feats, src = torch.randn(2, 90, 80), torch.tensor([[1, 2, 3], [4, 5, -7]])
+    with pytest.raises(SateError, match=r"^batch: feats holds torch.float64 values but the model's weights are "
+                                        r"torch.float32: give feats.to\(torch.float32\)"):
+        beam_search(st, {"feats": feats.double(), "feats_lengths": torch.tensor([90, 60])})
+    with pytest.raises(SateError, match=r"^batch: src holds torch.float32 values; an MT model reads token ids"):
+        beam_search(mt, {"src": src.float(), "src_lengths": torch.tensor([3, 2])})
+    for value, item in ((10, 0), (-2, 1)):
+        bad = src.clone()
+        bad[item, 1] = value
+        with pytest.raises(SateError, match=rf"^batch: src holds {value} at item {item}, position 1, within its "
+                                            r"length: token ids run from 0 to 9 \(the model's source vocabulary\)"):
+            beam_search(mt, {"src": bad, "src_lengths": torch.tensor([3, 2])})
+    assert len(beam_search(mt, {"src": src, "src_lengths": torch.tensor([3, 2])})) == 2  # -7 is padding
