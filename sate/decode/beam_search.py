@@ -91,18 +91,21 @@ def encode_for_decoding(model: SateModel, batch: dict) -> tuple[torch.Tensor, to
         dataset = "TextDataset" if model.task == "mt" else "SpeechDataset"
         raise SateError(f"batch: an {model.task.upper()} model decodes {' and '.join(keys)}, which the batch lacks "
                         f"({', '.join(missing)}); `collate` of a {dataset} gives them")
-    _check_values(model, batch, keys)
+    batch = _checked(model, batch, keys)
     if model.task == "mt":  # the models check the lengths and cut the padding past the longest (cut_to_longest)
         return model.encode_text(batch["src"], batch["src_lengths"])
+    given = _input_lengths(batch, keys)
+    need = _hub_min_samples(model)
+    feats = batch["feats"]
+    if need and torch.is_tensor(feats) and feats.dim() == 2 and feats.size(1) < need:
+        # every item shorter than a hub (wav2vec2) front end's window was torch's "Calculated padded input size"
+        _too_short(given, feats.size(1), need, "samples")
     try:
-        enc = model.encode(batch["feats"], batch["feats_lengths"])
+        enc = model.encode(feats, batch["feats_lengths"])
     except TooShortUttError as err:  # every item shorter than the front end takes: ESPnet's traceback
-        frames = f"{err.actual_size} frame{'s' if err.actual_size != 1 else ''}"
-        raise SateError(f"batch: feats of {frames}, too short for the acoustic encoder's front end "
-                        f"(at least {err.limit}): {PAD_ADVICE}") from None
+        _too_short(given, err.actual_size, err.limit, "frames")
     # an item too short in a batch of longer ones has no acoustic frame, but the textual encoder's mask (ESPnet's
     # make_pad_mask) reads a length of 0 as the whole padded width: it was translated from the padding, exit 0
-    given = _input_lengths(batch, keys)
     short = (enc.ctc_lengths < 1) & (given.to(enc.ctc_lengths.device) > 0) if given is not None else None
     if short is not None and bool(short.any()):
         i = int(short.nonzero()[0])
@@ -111,26 +114,61 @@ def encode_for_decoding(model: SateModel, batch: dict) -> tuple[torch.Tensor, to
     return enc.memory, enc.memory_lengths
 
 
-def _check_values(model: SateModel, batch: Mapping, keys: tuple[str, str]) -> None:
-    """Refuse an input the model cannot read: features of another dtype than its weights (numpy's float64 through
-    torch.from_numpy was torch's "Input type (double) and bias type (float) should be the same"), or source ids that
-    are no token of its vocabulary within an item's length (past it, the padding is never read): an id past the
-    vocabulary was an IndexError of the embedding, a negative one was read as token 0, exit 0."""
+def _hub_min_samples(model: SateModel) -> int:
+    """The fewest samples a hub (wav2vec2, HuBERT, WavLM) front end's convolutions turn into one frame (400 for
+    wav2vec2), or 0 for other acoustic encoders: fbank ones raise ESPnet's TooShortUttError, Whisper its own line."""
+    extractor = getattr(getattr(getattr(getattr(model, "acoustic", None), "encoder", None), "model", None),
+                        "feature_extractor", None)
+    layers = getattr(extractor, "conv_layers", None)
+    if layers is None:
+        return 0
+    need = 1
+    for layer in reversed(list(layers)):
+        need = (need - 1) * int(layer.stride) + int(layer.kernel_size)
+    return need
+
+
+def _too_short(given: torch.Tensor | None, width: int, need: int, unit: str) -> None:
+    """Refuse a batch whose every item is shorter than the front end takes, naming the first such item (not only
+    the padded width, which is no item's where the first is empty)."""
+    if given is not None:
+        i = next((i for i, n in enumerate(given.tolist()) if 0 < n < need), 0)
+        what = f"feats_lengths[{i}] is {int(given[i])} {unit}"
+    else:
+        what = f"feats are {width} {unit} wide"
+    raise SateError(f"batch: {what}, too short for the acoustic encoder's front end (at least {need}): "
+                    f"{PAD_ADVICE}") from None
+
+
+def _checked(model: SateModel, batch: Mapping, keys: tuple[str, str]) -> Mapping:
+    """The batch as the model can read it, or a refusal. Floating features are never refused for their precision:
+    float64 (numpy's default, through torch.from_numpy: torch's "Input type (double) and bias type (float)" for
+    fbank models) is cast to float32, what stored features and the API give, unless the model's weights are
+    float64; other floating dtypes pass as given (torch.autocast mixes them; Whisper casts its waveform itself).
+    Features that are not floating are refused. Integer source ids of any integer dtype are cast to long (int16 or
+    uint8 was the embedding's traceback); ids that are no token of the vocabulary within an item's length (past it,
+    the padding is never read) are refused: an id past the vocabulary was an IndexError of the embedding, a negative
+    one was read as token 0, exit 0."""
     x = batch[keys[0]]
     if not torch.is_tensor(x):
-        return
+        return batch
     if model.task != "mt":
-        dtype = next(model.parameters()).dtype
-        if x.dtype != dtype:
-            raise SateError(f"batch: feats holds {x.dtype} values but the model's weights are {dtype}: give "
-                            f"feats.to({dtype}) (`collate` of a SpeechDataset gives float32)")
-        return
+        if not x.is_floating_point():
+            raise SateError(f"batch: feats holds {x.dtype} values; the acoustic encoder reads floating features or "
+                            "samples (`collate` of a SpeechDataset gives float32)")
+        weights = next(model.parameters(), None)
+        if x.dtype == torch.float64 and (weights is None or weights.dtype != torch.float64):
+            return {**batch, keys[0]: x.float()}
+        return batch
     if x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
         raise SateError(f"batch: src holds {x.dtype} values; an MT model reads token ids, an integer tensor (`collate` "
                         "of a TextDataset gives them)")
+    if x.dtype != torch.long:
+        x = x.long()
+        batch = {**batch, keys[0]: x}
     lengths = _input_lengths(batch, keys)
     if lengths is None or x.dim() != 2 or not x.numel():
-        return
+        return batch
     inside = torch.arange(x.size(1), device=x.device)[None, :] < lengths.to(x.device).clamp(min=0)[:, None]
     bad = inside & ((x < 0) | (x >= model.src_vocab_size))
     if bool(bad.any()):
@@ -138,6 +176,7 @@ def _check_values(model: SateModel, batch: Mapping, keys: tuple[str, str]) -> No
         raise SateError(f"batch: src holds {int(x[item, position])} at item {item}, position {position}, within its "
                         f"length: token ids run from 0 to {model.src_vocab_size - 1} (the model's source vocabulary); "
                         "only the padding past each length may hold others (`collate` pads with -1)")
+    return batch
 
 
 # what to do with speech too short to encode: what sate's own features and the Python API do
