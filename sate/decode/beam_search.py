@@ -55,6 +55,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
+from espnet.nets.pytorch_backend.transformer.subsampling import TooShortUttError
 from torch import nn
 
 from sate.decode.api_args import option_values
@@ -90,10 +91,114 @@ def encode_for_decoding(model: SateModel, batch: dict) -> tuple[torch.Tensor, to
         dataset = "TextDataset" if model.task == "mt" else "SpeechDataset"
         raise SateError(f"batch: an {model.task.upper()} model decodes {' and '.join(keys)}, which the batch lacks "
                         f"({', '.join(missing)}); `collate` of a {dataset} gives them")
+    batch = _checked(model, batch, keys)
     if model.task == "mt":  # the models check the lengths and cut the padding past the longest (cut_to_longest)
         return model.encode_text(batch["src"], batch["src_lengths"])
-    enc = model.encode(batch["feats"], batch["feats_lengths"])
+    given = _input_lengths(batch, keys)
+    need = _hub_min_samples(model)
+    feats = batch["feats"]
+    if need and torch.is_tensor(feats) and feats.dim() == 2 and feats.size(1) < need:
+        # every item shorter than a hub (wav2vec2) front end's window was torch's "Calculated padded input size"
+        _too_short(given, feats.size(1), need, "samples")
+    try:
+        enc = model.encode(feats, batch["feats_lengths"])
+    except TooShortUttError as err:  # every item shorter than the front end takes: ESPnet's traceback
+        _too_short(given, err.actual_size, err.limit, "frames")
+    # an item too short in a batch of longer ones has no acoustic frame, but the textual encoder's mask (ESPnet's
+    # make_pad_mask) reads a length of 0 as the whole padded width: it was translated from the padding, exit 0
+    short = (enc.ctc_lengths < 1) & (given.to(enc.ctc_lengths.device) > 0) if given is not None else None
+    if short is not None and bool(short.any()):
+        i = int(short.nonzero()[0])
+        raise SateError(f"batch: feats_lengths[{i}] is {int(given[i])}, too short for the acoustic encoder's front "
+                        f"end (it gives no frame): {PAD_ADVICE}")
     return enc.memory, enc.memory_lengths
+
+
+def _hub_min_samples(model: SateModel) -> int:
+    """The fewest samples a hub (wav2vec2, HuBERT, WavLM) front end's convolutions turn into one frame (400 for
+    wav2vec2), or 0 for other acoustic encoders: fbank ones raise ESPnet's TooShortUttError, Whisper its own line."""
+    extractor = getattr(getattr(getattr(getattr(model, "acoustic", None), "encoder", None), "model", None),
+                        "feature_extractor", None)
+    layers = getattr(extractor, "conv_layers", None)
+    if layers is None:
+        return 0
+    need = 1
+    for layer in reversed(list(layers)):
+        need = (need - 1) * int(layer.stride) + int(layer.kernel_size)
+    return need
+
+
+def _too_short(given: torch.Tensor | None, width: int, need: int, unit: str) -> None:
+    """Refuse a batch whose every item is shorter than the front end takes, naming the first such item (not only
+    the padded width, which is no item's where the first is empty)."""
+    if given is not None:
+        i = next((i for i, n in enumerate(given.tolist()) if 0 < n < need), 0)
+        what = f"feats_lengths[{i}] is {int(given[i])} {unit}"
+    else:
+        what = f"feats are {width} {unit} wide"
+    raise SateError(f"batch: {what}, too short for the acoustic encoder's front end (at least {need}): "
+                    f"{PAD_ADVICE}") from None
+
+
+def _checked(model: SateModel, batch: Mapping, keys: tuple[str, str]) -> Mapping:
+    """The batch as the model can read it, or a refusal. Floating features are never refused for their precision:
+    float64 (numpy's default, through torch.from_numpy: torch's "Input type (double) and bias type (float)" for
+    fbank models) is cast to float32, what stored features and the API give, unless the model's weights are
+    float64; other floating dtypes pass as given (torch.autocast mixes them; Whisper casts its waveform itself).
+    Features that are not floating are refused. Integer source ids of any integer dtype are cast to long (int16 or
+    uint8 was the embedding's traceback); ids that are no token of the vocabulary within an item's length (past it,
+    the padding is never read) are refused: an id past the vocabulary was an IndexError of the embedding, a negative
+    one was read as token 0, exit 0."""
+    x = batch[keys[0]]
+    if not torch.is_tensor(x):
+        return batch
+    if model.task != "mt":
+        if not x.is_floating_point():
+            raise SateError(f"batch: feats holds {x.dtype} values; the acoustic encoder reads floating features or "
+                            "samples (`collate` of a SpeechDataset gives float32)")
+        weights = next(model.parameters(), None)
+        if x.dtype == torch.float64 and (weights is None or weights.dtype != torch.float64):
+            return {**batch, keys[0]: x.float()}
+        return batch
+    if x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
+        raise SateError(f"batch: src holds {x.dtype} values; an MT model reads token ids, an integer tensor (`collate` "
+                        "of a TextDataset gives them)")
+    if x.dtype != torch.long:
+        x = x.long()
+        batch = {**batch, keys[0]: x}
+    lengths = _input_lengths(batch, keys)
+    if lengths is None or x.dim() != 2 or not x.numel():
+        return batch
+    inside = torch.arange(x.size(1), device=x.device)[None, :] < lengths.to(x.device).clamp(min=0)[:, None]
+    bad = inside & ((x < 0) | (x >= model.src_vocab_size))
+    if bool(bad.any()):
+        item, position = (int(i) for i in bad.nonzero()[0])
+        raise SateError(f"batch: src holds {int(x[item, position])} at item {item}, position {position}, within its "
+                        f"length: token ids run from 0 to {model.src_vocab_size - 1} (the model's source vocabulary); "
+                        "only the padding past each length may hold others (`collate` pads with -1)")
+    return batch
+
+
+# what to do with speech too short to encode: what sate's own features and the Python API do
+PAD_ADVICE = "pad it to 0.1 s, as stored features and `SpeechTranslator.features` do"
+
+
+def _input_lengths(batch: Mapping, keys: tuple[str, str]) -> torch.Tensor | None:
+    """The batch's input lengths where they are one whole number per item of its input (a 1-d integer tensor, or a
+    list of ints), else None: the models' own checks name what is wrong with them."""
+    x, lengths = batch.get(keys[0]), batch.get(keys[1])
+    if isinstance(lengths, list | tuple) and all(isinstance(n, int) and not isinstance(n, bool) for n in lengths):
+        lengths = torch.tensor(lengths, dtype=torch.long)
+    if not (torch.is_tensor(x) and torch.is_tensor(lengths)) or lengths.dim() != 1 or lengths.is_floating_point() \
+            or lengths.dtype == torch.bool or lengths.is_complex() or x.dim() < 2 or x.size(0) != lengths.numel():
+        return None
+    return lengths
+
+
+def _nothing() -> list[Hypothesis]:
+    """What an empty input (length 0) decodes to: one empty hypothesis, as `translate_text` gives an empty
+    translation of an empty sentence; there is nothing for the decoder to attend to."""
+    return [Hypothesis([], 0.0, 0.0)]
 
 
 @contextlib.contextmanager
@@ -112,20 +217,33 @@ def beam_search(model: SateModel, batch: dict,
                 options: DecodeOptions = DecodeOptions()) -> list[list[Hypothesis]]:  # noqa: B008 - frozen
     """Per utterance of the batch, the nbest hypotheses, best first.
 
-    Works for st and asr (batch has feats, feats_lengths) and mt (batch has src, src_lengths) models;
+    Works for st and asr with a decoder (batch has feats, feats_lengths) and mt (batch has src, src_lengths) models;
     the model runs in eval mode and is put back in its previous mode afterwards.
     """
     if not isinstance(options, DecodeOptions):  # None or a dict was an AttributeError deep in the search
         raise SateError(f"options must be DecodeOptions (e.g. DecodeOptions(beam=5)), got {type(options).__name__}")
     # types checked (DecodeOptions(beam=2.5) was a TypeError of torch.full); the bounds are the callers' (check_limits)
     options = read(DecodeOptions, option_values(options), "options: ", noun="decoding option")
+    if getattr(model, "decoder", None) is None:  # 'ASRModel' object has no attribute 'eos'
+        raise SateError(f"an {model.task.upper()} model without a decoder (CTC only) has no beam search: its "
+                        "transcripts are the CTC head's (sate.models.ctc.ctc_greedy of model.encode's ctc_logits)")
+    keys = ("src", "src_lengths") if model.task == "mt" else ("feats", "feats_lengths")
     with eval_mode(model):
-        lengths = batch.get("src_lengths" if model.task == "mt" else "feats_lengths") \
-            if isinstance(batch, Mapping) else None
-        if torch.is_tensor(lengths) and lengths.numel() == 0:  # no utterances: ESPnet's mask was max() of nothing
+        lengths = _input_lengths(batch, keys) if isinstance(batch, Mapping) else None
+        if lengths is not None and lengths.numel() == 0:  # no utterances: ESPnet's mask was max() of nothing
             return []
-        memory, lengths = encode_for_decoding(model, batch)
-        return decode_memory(model.decoder, memory, lengths, model.eos, options)
+        # An empty item (an MT dev row of "(Applause)" alone, whose src_norm is empty) was read over the whole
+        # padded width (ESPnet's pad mask of a length 0) and translated from the padding, as long as the batch was
+        # wide; alone it was refused. It gets an empty hypothesis wherever it is.
+        empty = lengths == 0 if lengths is not None else None
+        if empty is not None and bool(empty.all()):
+            return [_nothing() for _ in range(lengths.numel())]
+        memory, memory_lengths = encode_for_decoding(model, batch)
+        if empty is None or not bool(empty.any()):
+            return decode_memory(model.decoder, memory, memory_lengths, model.eos, options)
+        keep = (~empty).nonzero(as_tuple=True)[0].to(memory.device)
+        found = iter(decode_memory(model.decoder, memory[keep], memory_lengths[keep], model.eos, options))
+        return [_nothing() if none else next(found) for none in empty.tolist()]
 
 
 @torch.no_grad()

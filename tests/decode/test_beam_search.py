@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +29,7 @@ from sate.errors import SateError
 from sate.models import build_model
 from sate.models.base import SateModel
 from sate.models.decoder import teacher_forced
+from sate.models.hub.load import load_hub_parts
 from sate.models.tiny import tiny_config
 
 NO_NORM = {"lenpen": 0.0, "length_bonus": 0.0}
@@ -412,3 +415,124 @@ def test_the_encode_once_path_cuts_and_checks_the_padding_as_beam_search_does(ta
     cut = beam_search(model, {key: x[:, :int(lengths.max())], f"{key}_lengths": lengths}, options)
     assert [[h.tokens for h in hyps] for hyps in encode_once(x, lengths)] == \
         [[h.tokens for h in hyps] for hyps in cut]
+
+
+@pytest.mark.parametrize("task", ["mt", "st"])
+def test_an_empty_item_decodes_to_one_empty_hypothesis_in_any_batch(task: str) -> None:
+    """An item of length 0 (an MT dev row of "(Applause)" alone, whose src_norm is empty) was read over the whole
+    padded width, ESPnet's pad mask of a length 0, and translated from the padding, exit 0: the longer the batch, the
+    longer its "translation"; alone it was refused (thirtieth hostile pass). It is what `translate_text` makes of an
+    empty sentence now, and the other items decode as they do without it."""
+    torch.manual_seed(0)
+    model = build_model(task, tiny_config(task), 10, 12).eval()
+    x, key = (torch.randint(0, 10, (3, 40)), "src") if task == "mt" else (torch.randn(3, 400, 80), "feats")
+    lengths = torch.tensor([9, 0, 30]) if task == "mt" else torch.tensor([90, 0, 300])
+    options = DecodeOptions(beam=3, nbest=2, max_len_ratio=0.5)
+    nothing = [Hypothesis([], 0.0, 0.0)]
+    got = beam_search(model, {key: x, f"{key}_lengths": lengths}, options)
+    others = beam_search(model, {key: x[[0, 2]], f"{key}_lengths": lengths[[0, 2]]}, options)
+    assert got[1] == nothing
+    assert [[h.tokens for h in hyps] for hyps in (got[0], got[2])] == [[h.tokens for h in hyps] for hyps in others]
+    assert beam_search(model, {key: x[1:2, :0], f"{key}_lengths": lengths[1:2]}, options) == [nothing]  # alone
+    assert beam_search(model, {key: x[:2, :5], f"{key}_lengths": [0, 0]}, options) == [nothing, nothing]
+
+
+def test_speech_too_short_for_the_front_end_is_one_line_alone_or_batched() -> None:
+    """Fewer than 7 frames give ESPnet's conv front end no frame: alone that was its TooShortUttError traceback, and
+    beside a longer item the textual encoder read the length 0 as the whole width, so the item was translated from
+    the padding, exit 0 (thirtieth hostile pass). Stored features and `SpeechTranslator.features` pad to 0.1 s."""
+    torch.manual_seed(0)
+    model = build_model("st", tiny_config("st"), 10, 12).eval()
+    feats = torch.randn(2, 90, 80)
+    with pytest.raises(SateError, match=r"^batch: feats_lengths\[1\] is 6, too short for the acoustic encoder's front "
+                                        r"end \(it gives no frame\): pad it to 0.1 s, as stored features and "):
+        beam_search(model, {"feats": feats, "feats_lengths": torch.tensor([90, 6])})
+    with pytest.raises(SateError, match=r"^batch: feats_lengths\[0\] is 3 frames, too short for the acoustic "
+                                        r"encoder's front end \(at least 7\): pad it to 0.1 s"):
+        beam_search(model, {"feats": feats[:1, :3], "feats_lengths": torch.tensor([3])})
+    # every item short, the first empty: the message named the padded width (5 frames), no item's (review30e)
+    with pytest.raises(SateError, match=r"^batch: feats_lengths\[1\] is 5 frames, too short for the acoustic "
+                                        r"encoder's front end \(at least 7\)"):
+        beam_search(model, {"feats": feats[:, :5], "feats_lengths": torch.tensor([0, 5])})
+    assert len(beam_search(model, {"feats": feats, "feats_lengths": torch.tensor([90, 7])})[1]) == 1  # one frame
+
+
+def test_a_ctc_only_asr_model_has_no_beam_search_in_one_line() -> None:
+    """The docstring says beam_search works for asr: a CTC-only ASR model (no decoder layers, the default) was
+    "AttributeError: 'ASRModel' object has no attribute 'eos'" (thirtieth hostile pass)."""
+    model = build_model("asr", tiny_config("asr"), 10, 10).eval()
+    with pytest.raises(SateError, match=r"^an ASR model without a decoder \(CTC only\) has no beam search: its "
+                                        r"transcripts are the CTC head's \(sate.models.ctc.ctc_greedy"):
+        beam_search(model, {"feats": torch.randn(1, 90, 80), "feats_lengths": torch.tensor([90])})
+
+
+def test_float_source_ids_and_ids_outside_the_vocabulary_are_one_line() -> None:
+    """A researcher's own batch: float source ids were an embedding error, an id past the vocabulary an
+    IndexError, and a negative one (within the length) was read as token 0, exit 0 (thirtieth hostile pass). The
+    padding past each length is never read, so it may hold anything."""
+    torch.manual_seed(0)
+    mt = build_model("mt", tiny_config("mt"), 10, 12).eval()
+    src = torch.tensor([[1, 2, 3], [4, 5, -7]])
+    with pytest.raises(SateError, match=r"^batch: src holds torch.float32 values; an MT model reads token ids"):
+        beam_search(mt, {"src": src.float(), "src_lengths": torch.tensor([3, 2])})
+    for value, item in ((10, 0), (-2, 1)):
+        bad = src.clone()
+        bad[item, 1] = value
+        with pytest.raises(SateError, match=rf"^batch: src holds {value} at item {item}, position 1, within its "
+                                            r"length: token ids run from 0 to 9 \(the model's source vocabulary\)"):
+            beam_search(mt, {"src": bad, "src_lengths": torch.tensor([3, 2])})
+    assert len(beam_search(mt, {"src": src, "src_lengths": torch.tensor([3, 2])})) == 2  # -7 is padding
+
+
+def test_floating_features_are_never_refused_for_their_precision() -> None:
+    """numpy's float64 features (torch.from_numpy) were torch's "Input type (double) and bias type (float)" for an
+    fbank model: they decode as their float32 now. Under torch.autocast, bf16 features into a float32 model decoded
+    on main (0eb00f1) and still do, as their float32; hand30e's dtype check had refused both (review30e). Features
+    that are no floating numbers are refused in one line; integer source ids of any integer dtype are ids."""
+    torch.manual_seed(0)
+    st, mt = build_model("st", tiny_config("st"), 10, 12).eval(), build_model("mt", tiny_config("mt"), 10, 12).eval()
+    feats, lengths = torch.randn(2, 90, 80), torch.tensor([90, 60])
+    want = beam_search(st, {"feats": feats, "feats_lengths": lengths})
+    assert beam_search(st, {"feats": feats.double(), "feats_lengths": lengths}) == want
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        mixed = beam_search(st, {"feats": feats, "feats_lengths": lengths})
+        assert beam_search(st, {"feats": feats.bfloat16(), "feats_lengths": lengths}) == mixed
+    with pytest.raises(SateError, match=r"^batch: feats holds torch.int64 values; the acoustic encoder reads "
+                                        r"floating features"):
+        beam_search(st, {"feats": feats.long(), "feats_lengths": lengths})
+    src, src_lengths = torch.tensor([[1, 2, 3], [4, 5, -1]]), torch.tensor([3, 2])
+    want = beam_search(mt, {"src": src, "src_lengths": src_lengths})
+    for dtype in (torch.int16, torch.int32, torch.int8):  # int16 was "Expected tensor for argument #1 'indices'"
+        assert beam_search(mt, {"src": src.to(dtype), "src_lengths": src_lengths}) == want
+    assert beam_search(mt, {"src": src.clamp(min=0).to(torch.uint8), "src_lengths": src_lengths}) == want
+
+
+@pytest.mark.slow
+def test_hub_waveforms_of_any_float_dtype_decode_and_a_short_one_is_one_line(
+        whisper_hub_dir: Path, speech_hub_dir: Callable[[str, str], Path]) -> None:
+    """Whisper computes its log-mel in float32 itself: float64 waveforms (soundfile.read's default) and a bf16 model
+    under torch.autocast decoded on main (0eb00f1) and do again (hand30e had refused them). A wav2vec2 waveform
+    shorter than its front end's window (400 samples) alone was torch's "Calculated padded input size" traceback."""
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(0)
+    waves, lengths = 0.1 * torch.randn(2, 16000, generator=g), torch.tensor([16000, 8000])
+    options = DecodeOptions(beam=2, max_len_ratio=0.3)
+    whisper = build_model("asr", {"d_model": 12, "acoustic": {"type": "whisper", "path": str(whisper_hub_dir)},
+                                  "decoder": {"layers": 1}}, 10, 10)
+    load_hub_parts(whisper, [], [], log=lambda _: None)
+    whisper.eval()
+    want = beam_search(whisper, {"feats": waves, "feats_lengths": lengths}, options)
+    assert beam_search(whisper, {"feats": waves.double(), "feats_lengths": lengths}, options) == want
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert len(beam_search(whisper.bfloat16(), {"feats": waves, "feats_lengths": lengths}, options)) == 2
+    w2v = build_model("asr", {"d_model": 16, "acoustic": {"type": "hf_wav2vec2",
+                                                          "path": str(speech_hub_dir("hf_wav2vec2", "group"))},
+                              "decoder": {"layers": 1}}, 10, 10)
+    load_hub_parts(w2v, [], [], log=lambda _: None)
+    w2v.eval()
+    for width in (300, 399):
+        with pytest.raises(SateError, match=rf"^batch: feats_lengths\[0\] is {width} samples, too short for the "
+                                            r"acoustic encoder's front end \(at least 400\): pad it to 0.1 s"):
+            beam_search(w2v, {"feats": waves[:1, :width], "feats_lengths": torch.tensor([width])}, options)
+    assert len(beam_search(w2v, {"feats": waves[:1, :400], "feats_lengths": torch.tensor([400])}, options)) == 1
+    assert len(beam_search(w2v, {"feats": waves.double(), "feats_lengths": lengths}, options)) == 2
