@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from sate import layout
+from sate.analysis.palette import series_colours
 from sate.data.manifest import check_split_names, csv_rows, is_split_name
 from sate.errors import SateError, one_line, plot_text, shell_word, shown, table_cell
 from sate.files import (
@@ -480,6 +481,8 @@ def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]]) -> bytes
     import matplotlib.pyplot as plt  # heavy: matplotlib, for plots only
 
     fig, axes = plt.subplots(1, len(CURVES), figsize=(4.5 * len(CURVES), 3.6), dpi=100)
+    # one colour a system, as the analysis plots give: C{index % 10} drew the eleventh run as the first (hand30n)
+    colours = series_colours(len(systems))
     for ax, (key, label) in zip(axes, CURVES, strict=True):
         for index, (name, curves) in enumerate(systems.items()):
             if key in curves:
@@ -487,7 +490,7 @@ def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]]) -> bytes
                 if key == "train/loss":  # one batch per point: noisy, so smoothed
                     values = [sum(values[max(0, i - 4): i + 1]) / len(values[max(0, i - 4): i + 1])
                               for i in range(len(values))]
-                ax.plot(steps, values, label=plot_text(name), color=f"C{index % 10}",
+                ax.plot(steps, values, label=plot_text(name), color=colours[index],
                         marker="" if key == "train/loss" else "o", markersize=3)
         ax.set_xlabel("optimizer step")
         ax.set_title(label)

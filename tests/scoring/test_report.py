@@ -910,3 +910,24 @@ def test_the_users_page_of_the_report_says_what_the_table_says() -> None:
     for said in ("no signature recorded: paper", "- (one sentence: nothing to resample)", "SACREBLEU_SEED",
                  "`length_unit`", "under an `--exp` of their own"):
         assert said in section, said
+
+
+@pytest.mark.slow  # matplotlib
+def test_curves_of_more_than_ten_systems_get_a_colour_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate report --curves` coloured system k as C{k % 10}: the eleventh run's curves were drawn as the first's,
+    nothing telling them apart (thirtieth pass, hand30n's leftover)."""
+    from matplotlib.axes import Axes
+
+    from sate.scoring.report import plot_curves
+
+    drawn: list[object] = []
+    plot = Axes.plot
+
+    def recording(self: Axes, *args: object, **kwargs: object) -> object:
+        drawn.append(kwargs["color"])
+        return plot(self, *args, **kwargs)
+
+    monkeypatch.setattr(Axes, "plot", recording)
+    systems = {f"st{k:02d}": {"train/loss": [(1, 2.0 + k), (2, 1.5 + k)]} for k in range(12)}
+    assert plot_curves(systems).startswith(b"\x89PNG")
+    assert len(drawn) == 12 and len({str(c) for c in drawn}) == 12
