@@ -35,6 +35,8 @@ META_NAME_COLUMN = 4  # 0-based: the audio file name without .wav
 def read_meta(path: Path) -> list[tuple[int, str]]:
     """(line number, audio file name) of each segment line of ``alignments.meta`` (after its header)."""
     lines = read_text_lines(path, strip_bom=True)
+    while lines and not lines[-1].strip():  # an editor's blank last line is no segment, as a MuST-C yaml's is not:
+        lines.pop()  # it was "expected at least 5 ... columns, got 0" (review30d)
     if not lines:
         raise SateError(f"{path}: empty (expected a header line, then one line per segment)")
     names: list[tuple[int, str]] = []

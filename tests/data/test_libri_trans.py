@@ -236,3 +236,20 @@ def test_mt_text_of_another_target_language_is_said(run_sate, libri_trans_root: 
         assert code == 0, err
         assert ("news.de is named as .de text, and the data directory's train split is en-fr (by its audio's folder "
                 f"{libri_trans_root / 'train' / 'audiofiles'})" in err) == (lang == "de"), err  # no en-fr: fix24d
+
+
+def test_blank_lines_at_the_meta_s_end_are_no_segments(run_sate, libri_trans_root: Path, tmp_path: Path) -> None:
+    """An editor's blank last line in alignments.meta (`echo >> alignments.meta`) was "expected at least 5
+    whitespace-separated columns ..., got 0: ''" (review30d): blank lines at its end are no segments, as a MuST-C
+    yaml's are not; a blank line between segments is still refused."""
+    root = tmp_path / "libri_trans"
+    shutil.copytree(libri_trans_root, root)
+    meta = root / "dev" / "alignments.meta"
+    lines = meta.read_text().splitlines()
+    meta.write_text("\n".join(lines) + "\n\n \n")
+    rc, _, err = run_sate("prep", "--libri-trans", root, "--out", tmp_path / "data", "--splits", "dev")
+    assert rc == 0, err
+    assert len(read_manifest(tmp_path / "data" / "dev.jsonl")) == len(lines) - 1
+    meta.write_text("\n".join([*lines[:2], "", *lines[2:]]) + "\n")
+    rc, _, err = run_sate("prep", "--libri-trans", root, "--out", tmp_path / "data2", "--splits", "dev")
+    assert rc == 2 and "alignments.meta:3: expected at least 5 whitespace-separated columns" in err, err
