@@ -216,7 +216,8 @@ case "${1-demo}" in
 esac
 # `./run.sh --help` (the advice above) printed the demo recipe's options only after the whole setup: minutes and
 # gigabytes on a fresh machine before a user could read what the recipe takes. Its help needs no environment.
-# So were its options refused (a mistyped name, `--train-size many`) only after it: they are read first, alone.
+# So were its options refused (a mistyped name, `--train-size many`) only after it: they are read first, as far as
+# the recipe can without sate (recipes/lib/pipeline.sh).
 if [ "${1:-demo}" != test ]; then
   for arg in "$@"; do
     case $arg in -h|--help) exec bash recipes/synth/run.sh --help ;; esac

@@ -50,6 +50,9 @@ def test_the_demo_s_help_is_printed_before_the_setup(tmp_path: Path, words: list
     (["--stage", "9", "--stop-stage", "8"], "--stage 9 is after --stop-stage 8: no stage would run"),
     (["--acoustic", "whisper", "--compare", "true"], "--compare and --ctc-layer train the paper's Conformer rows: "
                                                      "add --acoustic conformer"),
+    (["demo", "--train-size", "many"], "--train-size must be a whole number (digits 0-9), got 'many'"),
+    (["--nj", "abc"], "--nj must be a whole number >= 1, got 'abc'"),
+    (["--speed-perturb", "yes"], "--speed-perturb must be true or false, got 'yes'"),
 ])
 def test_the_demo_s_mistyped_options_are_refused_before_the_setup(tmp_path: Path, words: list[str],
                                                                   error: str) -> None:

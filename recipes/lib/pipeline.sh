@@ -140,6 +140,10 @@ for name in src_vocab_size tgt_vocab_size; do
   fi
 done
 [[ $given_options != *" exp "* ]] || unread exp_tag "it names the folder under exp/ that --exp replaces: give one of them"
+# ./run.sh reads the demo's options this far before its setup (SATE_OPTIONS_ONLY), which the checks above do not need:
+# a mistyped one (`./run.sh --trian-size 50`, `--nj abc`, `--text dingg`) was refused only after it, minutes and
+# gigabytes on a fresh machine. The checks below run sate.
+[ -z "${SATE_OPTIONS_ONLY:-}" ] || exit 0
 if [ -n "${ctc_layer:-}" ]; then
   problem=$(sate config --config "$conf_dir/st_e2e.yaml" --set "model.ctc.layer=$ctc_layer" 2>&1 >/dev/null) ||
     die "--ctc-layer $ctc_layer: ${problem#sate config: error: }"

@@ -79,12 +79,16 @@ acoustic=whisper
 . recipes/lib/stages.sh
 parse_options "$@"
 decimal train_size text_size dev_size test_size seed  # the corpus's marker records them: 08 and 8 are one corpus
+for n in train_size text_size dev_size test_size seed; do  # sate synth's rule, said before ./run.sh's setup too
+  [[ ${!n} =~ ^[0-9]+$ ]] || die "--${n//_/-} must be a whole number (digits 0-9), got '${!n}'"
+done
 from_caller corpus data exp conf_dir
 case "$acoustic" in
   conformer) whisper= exp_tag=${exp_tag:-demo} ;;
   whisper) if [ "$compare" = true ] || [ -n "$ctc_layer" ]; then
              die "--compare and --ctc-layer train the paper's Conformer rows: add --acoustic conformer"
            fi
+           # not under ./run.sh's reading of the options before its setup (pipeline.sh): sate is not there yet
            [ -n "${SATE_OPTIONS_ONLY:-}" ] || whisper=$(sate fetch-whisper) \
              || die "cannot get Whisper tiny.en (see the line above)"
            exp_tag=${exp_tag:-whisper} ;;
@@ -97,9 +101,6 @@ case "$text" in
         for option in text_size dev_size test_size; do unread "$option" "a phrasebook option, which --text ding does not read"; done ;;
   *) die "--text must be phrasebook or ding, got '$text'" ;;
 esac
-# ./run.sh has the options read so far before its setup, which they need not: a mistyped one (`./run.sh --trian-size
-# 50`, `--text dingg`) was refused only after it, minutes and gigabytes on a fresh machine.
-[ -z "${SATE_OPTIONS_ONLY:-}" ] || exit 0
 corpus=${corpus:-corpus/$name}
 data=${data:-data/$name}
 exp=${exp:-exp/$name/$exp_tag}
