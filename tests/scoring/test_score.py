@@ -746,3 +746,13 @@ def test_line_count_mismatch_names_carriage_return_line_ends(tmp_path: Path, cap
     assert "tr '\\r' '\\n'" in err
     mac.write_bytes(mac.read_bytes().replace(b"\r", b"\n"))  # the advice, followed
     assert main(["score", "--hyp", str(mac), "--ref", str(ref)]) == 0
+
+
+def test_a_line_separator_of_its_own_is_not_blamed_for_counts(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A reference holding a transcript's own U+2028, beside a count that differs for another reason, was told to
+    split its lines there, which made the gap wider (review30z): no hint where the split brings no agreement."""
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_text("a b c\nd e\n")
+    ref.write_text("a b c\nd e\u2028f\ng h\n")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"{hyp} has 2 lines but {ref} has 3")
