@@ -252,12 +252,16 @@ def frames_to_segments(frames: Frames, total: float, options: VadOptions) -> lis
     pieces = [p for a, b in kept for p in _split_long(a, b, smooth, limit)]
     bounds = [(min(a * frames.hop + frames.offset, total), min(b * frames.hop + frames.offset, total))
               for a, b in pieces]
+    # Each time is rounded to the millisecond, which can add 1 ms to a piece max_segment long (padding 0: 1.201 s for
+    # --max-segment 1.2, thirtieth hostile pass): an end is cut to the whole milliseconds max_segment allows.
+    longest = math.floor(options.max_segment * 1000 + 1e-6) / 1000
     out = []
     for k, (start, end) in enumerate(bounds):
         # Pad into the silence on each side, up to the middle of the pause to the neighbour.
         left = (bounds[k - 1][1] + start) / 2 if k else 0.0
         right = (end + bounds[k + 1][0]) / 2 if k + 1 < len(bounds) else total
-        out.append((round(max(start - options.padding, left), 3), round(min(end + options.padding, right), 3)))
+        first = round(max(start - options.padding, left), 3)
+        out.append((first, min(round(min(end + options.padding, right), 3), round(first + longest, 3))))
     return out
 
 
