@@ -173,6 +173,14 @@ def _detector(method: str) -> silero.SileroStream | EnergyStream:
 def speech_segments(wave: np.ndarray, options: VadOptions | None = None) -> list[tuple[float, float]]:
     """(start, end) seconds of the speech segments of 16 kHz mono samples, in order; [] if there is no speech."""
     options = options or VadOptions()
+    # stereo samples as soundfile reads them, (n, 2), gave the energy VAD wrong segments (its frames ran over both
+    # channels interleaved), silero a torch traceback; a list had no dtype (thirtieth hostile pass)
+    if not isinstance(wave, np.ndarray) or wave.ndim != 1:
+        shape = wave.shape if isinstance(wave, np.ndarray) else type(wave).__name__
+        raise SateError(f"speech_segments: expected 16 kHz mono samples, an array of shape (n,), got {shape}; "
+                        "sate.data.audio.to_mono_16k(samples, sample_rate) mixes channels and resamples")
+    if not len(wave):  # silero's foreground rule has no level to read ("a cannot be empty"); the energy VAD gave []
+        return []
     check_finite(wave, "waveform")
     return frames_to_segments(detect(wave, resolve_method(options.method)), len(wave) / SAMPLE_RATE, options)
 

@@ -521,3 +521,16 @@ def test_no_segment_is_longer_than_max_segment_once_rounded_to_the_millisecond(m
     assert len(segments) > 3
     assert all(round(end * 1000) - round(start * 1000) <= max_segment * 1000 for start, end in segments)
     assert all(a[1] <= b[0] for a, b in zip(segments, segments[1:], strict=False))
+
+
+@pytest.mark.parametrize("method", ["energy", "silero"])
+def test_speech_segments_refuses_what_is_not_mono_samples(method: str) -> None:
+    """(n, 2) stereo samples gave the energy VAD wrong segments, exit 0, and silero a torch error; an empty array
+    silero's "a cannot be empty"."""
+    rng = np.random.default_rng(0)
+    wave = np.concatenate([np.zeros(8000), 0.3 * rng.standard_normal(16000), np.zeros(8000)]).astype(np.float32)
+    options = VadOptions(method=method)
+    for bad in (np.stack([wave, wave], 1), list(wave[:100])):
+        with pytest.raises(SateError, match=r"speech_segments: expected 16 kHz mono samples, an array of shape \(n,\)"):
+            speech_segments(bad, options)  # type: ignore[arg-type]
+    assert speech_segments(np.zeros(0, dtype=np.float32), options) == []
