@@ -173,6 +173,14 @@ def _detector(method: str) -> silero.SileroStream | EnergyStream:
 def speech_segments(wave: np.ndarray, options: VadOptions | None = None) -> list[tuple[float, float]]:
     """(start, end) seconds of the speech segments of 16 kHz mono samples, in order; [] if there is no speech."""
     options = options or VadOptions()
+    # stereo samples as soundfile reads them, (n, 2), gave the energy VAD wrong segments (its frames ran over both
+    # channels interleaved), silero a torch traceback; a list had no dtype (thirtieth hostile pass)
+    if not isinstance(wave, np.ndarray) or wave.ndim != 1:
+        shape = wave.shape if isinstance(wave, np.ndarray) else type(wave).__name__
+        raise SateError(f"speech_segments: expected 16 kHz mono samples, an array of shape (n,), got {shape}; "
+                        "sate.data.audio.to_mono_16k(samples, sample_rate) mixes channels and resamples")
+    if not len(wave):  # silero's foreground rule has no level to read ("a cannot be empty"); the energy VAD gave []
+        return []
     check_finite(wave, "waveform")
     return frames_to_segments(detect(wave, resolve_method(options.method)), len(wave) / SAMPLE_RATE, options)
 
@@ -252,12 +260,16 @@ def frames_to_segments(frames: Frames, total: float, options: VadOptions) -> lis
     pieces = [p for a, b in kept for p in _split_long(a, b, smooth, limit)]
     bounds = [(min(a * frames.hop + frames.offset, total), min(b * frames.hop + frames.offset, total))
               for a, b in pieces]
+    # Each time is rounded to the millisecond, which can add 1 ms to a piece max_segment long (padding 0: 1.201 s for
+    # --max-segment 1.2, thirtieth hostile pass): an end is cut to the whole milliseconds max_segment allows.
+    longest = math.floor(options.max_segment * 1000 + 1e-6) / 1000
     out = []
     for k, (start, end) in enumerate(bounds):
         # Pad into the silence on each side, up to the middle of the pause to the neighbour.
         left = (bounds[k - 1][1] + start) / 2 if k else 0.0
         right = (end + bounds[k + 1][0]) / 2 if k + 1 < len(bounds) else total
-        out.append((round(max(start - options.padding, left), 3), round(min(end + options.padding, right), 3)))
+        first = round(max(start - options.padding, left), 3)
+        out.append((first, min(round(min(end + options.padding, right), 3), round(first + longest, 3))))
     return out
 
 

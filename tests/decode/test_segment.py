@@ -509,3 +509,28 @@ def test_names_from_a_list_saved_on_windows_say_so(tmp_path: Path, capsys: pytes
                            "Windows do: strip them (e.g. sed -e 's/\\r$//' -e '1s/^\\xEF\\xBB\\xBF//' list.txt > "
                            "clean.txt)")
     assert err[1] == f"sate segment: error: b.wav\\r: no such file (relative to the current directory, {tmp_path})"
+
+
+@pytest.mark.parametrize("max_segment", [1.2, 1.3, 2.05, 1.2345])
+def test_no_segment_is_longer_than_max_segment_once_rounded_to_the_millisecond(max_segment: float) -> None:
+    """A piece of exactly max_segment (padding 0) between frame times ending in half a millisecond was 1 ms longer
+    once both ends were rounded: 1.201 s for max_segment 1.2 (the energy VAD's frames sit 7.5 ms in)."""
+    frames = vad.Frames(np.ones(1000, dtype=bool), np.linspace(2.0, 1.0, 1000), 0.01, 0.0075, 0.015)
+    options = VadOptions(max_segment=max_segment, padding=0.0, method="energy")
+    segments = vad.frames_to_segments(frames, 10.0075, options)
+    assert len(segments) > 3
+    assert all(round(end * 1000) - round(start * 1000) <= max_segment * 1000 for start, end in segments)
+    assert all(a[1] <= b[0] for a, b in zip(segments, segments[1:], strict=False))
+
+
+@pytest.mark.parametrize("method", ["energy", "silero"])
+def test_speech_segments_refuses_what_is_not_mono_samples(method: str) -> None:
+    """(n, 2) stereo samples gave the energy VAD wrong segments, exit 0, and silero a torch error; an empty array
+    silero's "a cannot be empty"."""
+    rng = np.random.default_rng(0)
+    wave = np.concatenate([np.zeros(8000), 0.3 * rng.standard_normal(16000), np.zeros(8000)]).astype(np.float32)
+    options = VadOptions(method=method)
+    for bad in (np.stack([wave, wave], 1), list(wave[:100])):
+        with pytest.raises(SateError, match=r"speech_segments: expected 16 kHz mono samples, an array of shape \(n,\)"):
+            speech_segments(bad, options)  # type: ignore[arg-type]
+    assert speech_segments(np.zeros(0, dtype=np.float32), options) == []
