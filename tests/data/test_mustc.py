@@ -151,8 +151,9 @@ def test_an_optional_test_set_half_there_names_how_to_leave_it_out(run_sate, cor
     (corpus / "en-de" / "data" / "tst-HE" / "wav").mkdir(parents=True)
     rc, _, err = prep(run_sate, corpus, tmp_path / "data")
     assert rc == 2 and err.strip().endswith("tst-HE/txt/tst-HE.yaml: file is missing; tst-HE is read when --splits is "
-                                            "not given because its folder is there: leave it out with --splits "
-                                            "train dev tst-COMMON"), err
+                                            "not given because its folder is there (recipes/mustc/run.sh gives "
+                                            "none: there, move the folder away until it is whole): leave it out "
+                                            "with --splits train dev tst-COMMON"), err
     advice = err.strip().rpartition("--splits ")[2].split()
     assert prep(run_sate, corpus, tmp_path / "data", "--splits", *advice)[0] == 0
     # a good tst-heldout beside it is kept in the advice (a fixed three left it out, quietly)
