@@ -396,6 +396,7 @@ def check_finite(wave: np.ndarray, name: str, sample_rate: int = SAMPLE_RATE, st
     def per_sample(mask: np.ndarray) -> np.ndarray:  # (samples, channels): a sample is bad if any channel is
         return mask.any(axis=1) if mask.ndim > 1 else mask
 
+    given = wave.dtype  # int16 samples given as they are (hand30t): not "float samples" then
     if wave.dtype.itemsize < 4:  # float16: the bound is inf in its own type (numpy's overflow warning, and inf passed)
         wave = wave.astype(np.float32)
     size = np.abs(wave)
@@ -411,8 +412,11 @@ def check_finite(wave: np.ndarray, name: str, sample_rate: int = SAMPLE_RATE, st
     loud = per_sample(size > MAX_FLOAT_PEAK)
     if loud.any():
         first = start + int(np.argmax(loud)) / sample_rate
-        raise SateError(f"{name}: float samples reach {float(size.max()):g} (the first beyond ±{MAX_FLOAT_PEAK:g} at "
-                        f"{first:.3f} s), where full scale is 1: integer PCM stored as floats? Scale them to [-1, 1] "
+        integers = given.kind in "iu"
+        what = f"integer samples ({given})" if integers else "float samples"
+        why = "integer PCM, not floats." if integers else "integer PCM stored as floats?"
+        raise SateError(f"{name}: {what} reach {float(size.max()):g} (the first beyond ±{MAX_FLOAT_PEAK:g} at "
+                        f"{first:.3f} s), where full scale is 1: {why} Scale them to [-1, 1] as float32 "
                         "(16-bit PCM divided by 32768)")
 
 

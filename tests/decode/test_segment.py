@@ -534,3 +534,14 @@ def test_speech_segments_refuses_what_is_not_mono_samples(method: str) -> None:
         with pytest.raises(SateError, match=r"speech_segments: expected 16 kHz mono samples, an array of shape \(n,\)"):
             speech_segments(bad, options)  # type: ignore[arg-type]
     assert speech_segments(np.zeros(0, dtype=np.float32), options) == []
+
+
+def test_integer_samples_too_loud_are_called_integers() -> None:
+    """int16 samples given to speech_segments as they are were called "float samples ... integer PCM stored as
+    floats?" (hand30t): they are named as the integers they are; the same values as floats keep their line."""
+    pcm = (np.sin(np.linspace(0, 200, 16000)) * 20000).astype(np.int16)
+    with pytest.raises(SateError, match=r"^waveform: integer samples \(int16\) reach \d+ .*where full scale is 1: "
+                                        r"integer PCM, not floats\. Scale them to \[-1, 1\] as float32"):
+        speech_segments(pcm, VadOptions(method="energy"))
+    with pytest.raises(SateError, match=r"^waveform: float samples reach .*integer PCM stored as floats\?"):
+        speech_segments(pcm.astype(np.float32), VadOptions(method="energy"))
