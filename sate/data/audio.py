@@ -34,7 +34,7 @@ from typing import BinaryIO, Protocol
 import numpy as np
 import soundfile as sf
 
-from sate.errors import SateError, one_line
+from sate.errors import SateError, one_line, shown
 from sate.files import describe_os_error, known_kind, relative_note, what_is_there
 
 SAMPLE_RATE = 16000
@@ -771,17 +771,37 @@ LIST_RESIDUE = (("\ufeff", "begins with a byte-order mark (U+FEFF, invisible her
                 ("\r", "ends in a carriage return (\\r)"))
 
 
-def _list_residue(path: Path) -> str:
-    """Why a missing name is missing where a file of that name without a list's residue (`LIST_RESIDUE`) is there:
-    the message showed the name with its BOM unseen ("u0.wav\\r: no such file" while u0.wav was there), and did not
-    say that the list the names came from was saved on Windows (twenty-ninth hostile pass)."""
-    name = str(path)
+@dataclass(frozen=True)
+class Residue:
+    """What a list's line left around a missing name whose file is there without it: `hint` (from "; ") says so,
+    `shell` where it is a list saved on Windows's alone (a BOM, a carriage return), as the shell reads it."""
+
+    hint: str
+    shell: bool
+
+
+def list_residue(name: str) -> Residue | None:
+    """The one rule for a missing name whose file is there once stripped, then rid of a byte-order mark (U+FEFF): a
+    list saved on Windows read by the shell (a BOM, a carriage return: twenty-ninth hostile pass) or any list read in
+    Python (a line break, spaces: thirtieth); `sate.decode.api` and `audio_blocks` both ask it. Two rules, each of
+    one residue, gave a Windows list read in Python ("\\ufeffu0.wav\\n") neither hint (review30z)."""
+    bare = name.strip().replace("\ufeff", "")
+    if bare == name or not bare or os.path.lexists(name) or not os.path.lexists(bare):
+        return None
     found = [why for mark, why in LIST_RESIDUE if mark in name]
-    bare = name.replace("\ufeff", "").replace("\r", "")
-    if not found or not os.path.lexists(bare):
-        return ""
-    return (f"; {bare} is there: the name given {' and '.join(found)}, as names read from a list saved on Windows "
-            "do: strip them (e.g. sed -e 's/\\r$//' -e '1s/^\\xEF\\xBB\\xBF//' list.txt > clean.txt)")
+    if name.replace("\ufeff", "").replace("\r", "") == bare:
+        return Residue(f"; {bare} is there: the name given {' and '.join(found)}, as names read from a list saved on "
+                       "Windows do: strip them (e.g. sed -e 's/\\r$//' -e '1s/^\\xEF\\xBB\\xBF//' list.txt > "
+                       "clean.txt)", shell=True)
+    body = name.replace("\ufeff", "")
+    lead, trail = body[:len(body) - len(body.lstrip())], body[len(body.rstrip()):]
+    carries = " and ".join([LIST_RESIDUE[0][1]] * ("\ufeff" in name) + [f"begins with {shown(lead)}"] * bool(lead)
+                           + [f"ends with {shown(trail)}"] * bool(trail))
+    why = ", as the lines of a file read in Python keep their line break (for line in open(list), readlines())" \
+        if "\n" in trail else ""
+    advice = "strip it, then drop the mark (name.strip().replace('\\ufeff', ''))" if "\ufeff" in name \
+        else "strip it (name.strip())"
+    return Residue(f"; {bare} is there: the name given {carries}{why}: {advice}", shell=False)
 
 
 def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
@@ -808,7 +828,8 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         # (`translate(["~/talk.wav"])` in a notebook) that it is no home folder there (25th hostile pass)
         where = " (standard input is read as /dev/stdin)" if str(path) == "-" else relative_note(path)
         # one line: a name of the Python API ending in a line break ("zz.wav\n") was two (thirtieth hostile pass)
-        raise SateError(one_line(f"{path}: no such file{where}{_list_residue(path)}"))
+        residue = list_residue(str(path))
+        raise SateError(one_line(f"{path}: no such file{where}{residue.hint if residue is not None else ''}"))
     if directory:
         raise SateError(f"{path}: is a directory, not an audio file")
     if empty:

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from sate import layout
-from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, audio_blocks, num_frames, to_mono_16k
+from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, audio_blocks, list_residue, num_frames, to_mono_16k
 from sate.data.features import NUM_MEL_BINS, compute_fbank
 from sate.data.whisper_mel import beyond_window
 from sate.decode import api_args as args
@@ -195,17 +195,12 @@ def _refuse_line_ends(name: str) -> None:
     """Refuse a missing name whose file is there without the spaces or line break around it, as the lines of a list
     read in Python keep their line break (`for line in open("list.txt")`, `readlines()`): every input of
     `stream(open("list.txt"))` was "talk.wav" and a line break, then ": no such file", a message of two lines that
-    did not say why (thirtieth hostile pass). A carriage return alone (a list saved on Windows, read by the shell) is
-    named where the file is read (`sate.data.audio`), with how to strip the list."""
-    bare = name.strip()
-    if bare == name or not bare or name.rstrip("\r") == bare or os.path.lexists(name) or not os.path.lexists(bare):
-        return
-    lead, trail = name[:len(name) - len(name.lstrip())], name[len(name.rstrip()):]
-    carries = " and ".join([f"begins with {shown(lead)}"] * bool(lead) + [f"ends with {shown(trail)}"] * bool(trail))
-    why = ", as the lines of a file read in Python keep their line break (for line in open(list), readlines())" \
-        if "\n" in trail else ""
-    raise SateError(f"{one_line(name)}: no such file; {one_line(bare)} is there: the name given {carries}{why}: "
-                    "strip it (name.strip())")
+    did not say why (thirtieth hostile pass). A list saved on Windows's residue alone (a BOM, a carriage return, as
+    the shell reads it) is named where the file is read (`sate.data.audio`), with how to strip the list; both by
+    `list_residue`'s one rule."""
+    residue = list_residue(name)
+    if residue is not None and not residue.shell:
+        raise SateError(one_line(f"{name}: no such file{residue.hint}"))
 
 
 SLACK = SAMPLE_RATE // 1000  # samples a segment may lack at the file's end: a resampled file's length, rounded

@@ -236,14 +236,21 @@ def fit_problems(module: torch.nn.Module, state: dict[str, torch.Tensor],
 def load_exact(model: torch.nn.Module, state: dict[str, torch.Tensor], source: str) -> None:
     """load_state_dict that names every missing, unexpected or mis-shaped key in a `SateError`."""
     problems = fit_problems(model, state)
-    own = model.state_dict()
-    kinds = [f"{k} {str(state[k].dtype).removeprefix('torch.')} vs {str(own[k].dtype).removeprefix('torch.')}"
-             + " (not whole numbers)" * (not own[k].is_floating_point())
-             for k in sorted(set(own) & set(state)) if _number_misfits(state[k], own[k])]
+    kinds = type_misfits(model.state_dict(), state)
     problems += [f"type mismatch (file vs model): {name_list(kinds)}"] * bool(kinds)
     if problems:
         raise SateError(f"{source} does not fit the model: " + "; ".join(problems))
     model.load_state_dict(state)
+
+
+def type_misfits(own: dict[str, torch.Tensor], state: dict[str, torch.Tensor],
+                 name: Callable[[str], str] = str) -> list[str]:
+    """The keys of `state` whose values are no weights of the model whose state is `own` (`_number_misfits`), each
+    said as `name` gives it with the two types: shared by model files, `init:` entries and hub parts, which cast
+    them without a word (review30z)."""
+    return [f"{name(k)} {str(state[k].dtype).removeprefix('torch.')} vs {str(own[k].dtype).removeprefix('torch.')}"
+            + " (not whole numbers)" * (not own[k].is_floating_point())
+            for k in sorted(set(own) & set(state)) if _number_misfits(state[k], own[k])]
 
 
 def _number_misfits(value: torch.Tensor, own: torch.Tensor) -> bool:

@@ -45,7 +45,14 @@ from sate.models.config import ASRConfig, STConfig, check_init_parts, resolve_co
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
 from sate.models.init_from import SOURCE_COMPONENTS
 from sate.models.init_section import check_init_section
-from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint, refuse_not_averaged
+from sate.models.model_file import (
+    check_meta,
+    model_from_file,
+    name_list,
+    read_checkpoint,
+    refuse_not_averaged,
+    type_misfits,
+)
 from sate.models.sharing import check_joint_vocabulary, tied_problems
 from sate.models.st import STModel
 from sate.settings import Section
@@ -425,6 +432,8 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
             found += [f"{label}: {name_list(keys)}" for label, keys in
                       (("missing from checkpoint", missing), ("unexpected in checkpoint", unexpected),
                        ("shape mismatch (checkpoint vs ours)", shapes)) if keys]
+            kinds = [] if shapes else type_misfits(own, theirs, lambda key, start=prefix: start + key)
+            found += [f"type mismatch (checkpoint vs ours): {name_list(kinds)}"] * bool(kinds)
             found += [] if shapes else tied_problems(module, theirs)
         ours = {"source": src_tokens, "target": tgt_tokens}
         for mine, theirs_side in zip(vocab_sides(model.task, component), vocab_sides(ckpt.task, component),

@@ -42,16 +42,18 @@ class SateModule(L.LightningModule):
     def __init__(self, config: TrainingConfig, model: nn.Module, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                  run_id: str = "", cmvn: dict[str, list[float]] | None = None,
                  teachers: dict[str, str] | None = None, per_device: int | None = None,
-                 lr_where: str = "the config") -> None:
+                 lr_where: str = "the config", began_init: dict | None = None) -> None:
         """`cmvn`: the global CMVN statistics the features are normalised with, `teachers` the fingerprints of
         the frozen `loss.kd` teachers (`sate.train.resume.teacher_prints`), recorded in every checkpoint, and
         `per_device` the batch cap in use when the batch plan lowered batch.per_device (for the OOM advice),
-        `lr_where` where a diverged run lowers optim.lr (`sate.train.trainer.lr_where`)."""
+        `lr_where` where a diverged run lowers optim.lr (`sate.train.trainer.lr_where`), `began_init` the init:
+        section the run began with (`sate.train.trainer.began_init`), recorded in every checkpoint."""
         super().__init__()
         self.config = config
         self.task = config.task
         self.model = model
         self.run_id = run_id
+        self.began_init = began_init
         self.cmvn = cmvn
         self.teachers = teachers or {}
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
@@ -285,6 +287,7 @@ class SateModule(L.LightningModule):
                          None if self.task == "mt" else str(self.config.data.cmvn)),
             "train_config": self.config.to_dict(),  # a plain dict: checkpoints load with weights_only
             "run_id": self.run_id,
+            "began_init": self.began_init,  # init is a safe key: train_config's is the last resume's, maybe none
             "teachers": dict(self.teachers),
             "epoch": self.current_epoch, "step": self.global_step, "mid_epoch": bool(mid_epoch),
             "metrics": {k: float(v) for k, v in self.trainer.callback_metrics.items() if _is_scalar(v)},

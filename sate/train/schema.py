@@ -106,7 +106,7 @@ def speech_side_only(task: str, model: dict, init: dict) -> str | None:
             "the adaptor, textual encoder and decoder keep the weights they start from")
 
 
-def untrained_output(task: str, model: dict, init: dict) -> Untrained | None:
+def untrained_output(task: str, model: dict, init: dict | None) -> Untrained | None:
     """What is wrong with a model whose output comes from a part no loss trains, by `model.loss.ctc_weight`:
 
     - an ASR model (with a decoder: a CTC-only one refuses the key) of ctc_weight 0: sate transcribes by the CTC head
@@ -118,7 +118,8 @@ def untrained_output(task: str, model: dict, init: dict) -> Untrained | None:
       translates, nor the adaptor and textual encoder before it; the run ended exit 0, its translations a randomly
       initialised decoder's (thirtieth hostile pass). One filled by `init:` or Marian is `speech_side_only`.
 
-    Refused for a new run, noted on resume, as `untrained_wer_monitor`."""
+    Refused for a new run, noted on resume, as `untrained_wer_monitor`. `init` None is one not known (a resume from a
+    checkpoint that does not record the init: its run began with): nothing is said of the decoder then."""
     weight = _ctc_weight(model)
     if not is_number(weight):
         return None
@@ -126,7 +127,7 @@ def untrained_output(task: str, model: dict, init: dict) -> Untrained | None:
         return Untrained("an ASR model's transcripts are its CTC head's (sate evaluate, translate, the cascade, and "
                          "SATE's --init-from asr read it), and with model.loss.ctc_weight 0 no loss trains that head",
                          "give model.loss.ctc_weight above 0 (its decoder's loss then trains beside it)")
-    if _ctc_only_st(task, model) and not _decoder_filled(model, init):
+    if _ctc_only_st(task, model) and init is not None and not _decoder_filled(model, init):
         return Untrained("an ST model translates with its decoder, and with model.loss.ctc_weight 1 (the decoder's "
                          "loss weighted 0), no MT text batches (model.loss.mt_text_weight 0) and no init: entry for "
                          "the decoder, no loss trains it from its random start",

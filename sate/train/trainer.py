@@ -524,6 +524,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def began_init(point: Any, config: TrainingConfig) -> dict | None:
+    """The init: section a run began with: its own on a fresh start, the one its checkpoint records on a resume (init
+    is a safe key: a resume given no --init-from, or others, loads nothing, and its config says nothing of the
+    decoder an `--init-from mt=` filled: review30z), None for a checkpoint that records none (before fix30z)."""
+    if point.checkpoint is None:
+        return dict(config.to_dict()["init"])  # plain data: checkpoints load with weights_only
+    began = point.checkpoint.get("sate", {}).get("began_init")
+    return dict(began) if isinstance(began, dict) else None
+
+
 def lr_where(config_path: str | Path, overrides: list[str]) -> str:
     """Where a diverged run's optim.lr is lowered: the last --set of it, or the config file, named (the advice
     said "lower optim.lr in the config", naming no file, and the file's value was not the one trained with where a
@@ -689,8 +699,9 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     untrained = untrained_wer_monitor(config.task, config.model, config.trainer.monitor)
     if untrained is not None and point.checkpoint is None:
         raise SateError(f"{untrained}; {WER_MONITOR_ADVICE}, or give model.loss.ctc_weight above 0")
-    deaf = untrained_output(config.task, config.model, config.init)
-    speech = speech_side_only(config.task, config.model, config.init)
+    began = began_init(point, config)
+    deaf = untrained_output(config.task, config.model, began)
+    speech = speech_side_only(config.task, config.model, began or {})
     if speech is not None and primary:
         print(one_line(f"note: {speech}"))  # a cascade-like choice under a trained MT or Marian (review30c)
     if deaf is not None and point.checkpoint is None:
@@ -750,7 +761,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     plan = plan_batch(config.batch, world, config.task, config.data.features)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id,
                         cmvn=cmvn_record(cmvn) if cmvn is not None else None, teachers=teachers,
-                        per_device=plan.per_device, lr_where=lr_where)
+                        per_device=plan.per_device, lr_where=lr_where, began_init=began)
     if config.data.frozen_cache and point.checkpoint is not None:
         # The cache is named by the frozen weights: a resume has them from its checkpoint, which Lightning would
         # restore only after the data is prepared.

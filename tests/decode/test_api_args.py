@@ -712,3 +712,25 @@ def test_a_missing_name_with_a_line_break_is_one_line(translators: dict[str, Spe
     assert failure.error.startswith(f"talk.wav\\r: no such file (relative to the current directory, {tmp_path}); "
                                     "talk.wav is there: the name given ends in a carriage return (\\r)")
     assert "\n" not in failure.error and "\r" not in failure.error
+
+
+def test_a_windows_list_read_in_python_is_told_of_its_mark_and_line_break(
+        translators: dict[str, SpeechTranslator], talk: np.ndarray, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A list saved with a BOM and \\r\\n line ends, read with open() in Python, gives '\\ufeffu0.wav\\n' as its first
+    line: the line-break hint stripped whitespace, not the mark, the Windows one dropped the mark but kept the line
+    break, and the message was the bare "no such file", the mark unseen (review30z). One rule names both, and its
+    advice, followed, gives the file's name; the lines after the first get the line-break hint as before."""
+    st = translators["st"]
+    monkeypatch.chdir(tmp_path)
+    sf.write(tmp_path / "u0.wav", talk, SAMPLE_RATE)
+    (tmp_path / "list.txt").write_bytes(b"\xef\xbb\xbfu0.wav\r\nu0.wav\r\n")
+    with open(tmp_path / "list.txt", encoding="utf-8") as names:
+        first, second = st.stream(names)
+    assert first.error == ("\ufeffu0.wav\\n: no such file; u0.wav is there: the name given begins with a byte-order "
+                           "mark (U+FEFF, invisible here) and ends with '\\n', as the lines of a file read in Python "
+                           "keep their line break (for line in open(list), readlines()): strip it, then drop the mark "
+                           "(name.strip().replace('\\ufeff', ''))")
+    assert second.error.startswith("u0.wav\\n: no such file; u0.wav is there: the name given ends with '\\n'")
+    with open(tmp_path / "list.txt", encoding="utf-8") as names:
+        assert [line.strip().replace("\ufeff", "") for line in names] == ["u0.wav", "u0.wav"]  # the advice

@@ -552,3 +552,28 @@ def test_a_front_end_of_d_model_channels_is_one_front_end_however_written(
             initialize(build("st", d_model=32, acoustic=acoustic(16)), init, src_tokens, tgt_tokens,
                        log=lambda _line: None)
         assert "frontend_channels" not in str(refused.value)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.bool, torch.complex64])
+def test_an_init_file_of_integer_boolean_or_complex_weights_is_refused(tmp_path: Path, build: Build,
+                                                                       src_tokens: list[str], tgt_tokens: list[str],
+                                                                       dtype: torch.dtype) -> None:
+    """An `init:` entry's file of integer, boolean or complex values where the model keeps floats was cast without a
+    word and its table said ok, where `model_from_file` refuses the same file (review30z). The table names the type;
+    floats of another precision and whole-number floats in an integer buffer (num_batches_tracked) load."""
+    path = tmp_path / "st.pt"
+    st = build("st")
+    save_model_file(path, st, src_tokens, tgt_tokens)
+    data = torch.load(path, weights_only=True)
+    key = "acoustic.encoder.embed.conv.0.weight"
+    counter = "acoustic.encoder.encoders.0.conv_module.norm.num_batches_tracked"
+    torch.save({**data, "model": {**data["model"], key: data["model"][key].half(),
+                                  counter: data["model"][counter].float()}}, path)
+    initialize(build("st"), {"acoustic": {"path": str(path)}}, src_tokens, tgt_tokens, log=lambda _line: None)
+    torch.save({**data, "model": {**data["model"], key: data["model"][key].to(dtype)}}, path)
+    lines: list[str] = []
+    with pytest.raises(SateError, match=rf"^init failed, nothing was loaded: acoustic <- {path}: type mismatch "
+                                        rf"\(checkpoint vs ours\): {key} "
+                                        rf"{str(dtype).removeprefix('torch.')} vs float32$"):
+        initialize(build("st"), {"acoustic": {"path": str(path)}}, src_tokens, tgt_tokens, log=lines.append)
+    assert "FAILED" in lines[0]

@@ -149,3 +149,25 @@ def test_an_st_model_of_ctc_weight_1_under_a_trained_mt_trains(
                  f"asr={tmp_path / 'asr' / 'model.pt'}", "--init-from", f"mt={tmp_path / 'mt' / 'model.pt'}"]) == 0
     assert SPEECH_NOTE in capsys.readouterr().out
     assert (tmp_path / "st" / "checkpoints" / "last.ckpt").is_file()
+
+
+@pytest.mark.slow  # three trainings
+def test_a_resume_of_an_st_run_begun_with_a_trained_mt_does_not_call_its_decoder_untrained(
+        tmp_path: Path, prepared_data: Path, make_config: MakeConfig, capsys: pytest.CaptureFixture) -> None:
+    """init is a safe key: a resume needs no --init-from again, and one given none read the decoder of a run begun
+    with `--init-from mt=` as never trained, noting so (review30z). The resume reads the init: its run began with,
+    which every checkpoint records, through a second resume too."""
+    assert main(["train", "--config", str(make_config(tmp_path, "mt", prepared_data)), "--exp", str(tmp_path / "mt"),
+                 "--set", "trainer.max_steps=1"]) == 0
+    assert main(["average", "--exp", str(tmp_path / "mt"), "--last", "1", "--out",
+                 str(tmp_path / "mt" / "model.pt")]) == 0
+    path = make_config(tmp_path, "st", prepared_data, model={"loss": {"ctc_weight": 1}}, trainer={"max_steps": 1})
+    capsys.readouterr()
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "st"), "--init-from",
+                 f"mt={tmp_path / 'mt' / 'model.pt'}"]) == 0
+    assert SPEECH_NOTE in capsys.readouterr().out
+    for steps in (2, 3):
+        assert main(["train", "--config", str(path), "--exp", str(tmp_path / "st"), "--set",
+                     f"trainer.max_steps={steps}"]) == 0
+        out = capsys.readouterr().out
+        assert "no loss trains it from its random start" not in out and SPEECH_NOTE in out, (steps, out)
