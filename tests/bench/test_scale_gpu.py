@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from sate.bench import gpu
-from sate.bench.cli import main
+from sate.bench import scale as scale_part
+from sate.bench.cli import main, parse_args, run_parts
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
@@ -80,3 +81,22 @@ def test_the_text_part_writes_every_figure(tmp_path: Path, capsys: pytest.Captur
     assert r["goal"]["peak_rss_mib"] == max(r["vocab"]["peak_rss_mib"], r["train"]["peak_rss_mib"])
     assert r["train_small"]["store"]["pairs"] == 4000  # SMALL_LINES is more than the whole corpus here
     assert r["corpus_adds_mib"] == r["train"]["peak_rss_mib"] - r["train_small"]["peak_rss_mib"]
+
+
+@pytest.mark.parametrize("parts", ["gpu,scale", "scale,gpu"])
+def test_the_scale_part_puts_its_loader_against_the_gpu_frames_measured_in_the_same_run(
+        parts: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--parts gpu,scale` put the loader against the assumed 50,000 frames/s, "the gpu part not yet run", while
+    this very run had measured it (thirtieth hostile pass); `scale,gpu` runs the gpu part first for it."""
+    args = parse_args(["--parts", parts])
+    assert args.parts == ["gpu", "scale"]
+    monkeypatch.setattr(gpu, "run", lambda *a: {"sate": {"frames_per_s": 123_456}})
+    monkeypatch.setattr(gpu, "table", lambda r: "")
+    given = []
+    monkeypatch.setattr(scale_part, "run", lambda *a: given.append(a) or {})
+    monkeypatch.setattr(scale_part, "table", lambda r: "")
+    run_parts(args, None, 1)
+    assert given and given[0][-1] == 123_456
+    measured, assumed = scale_part.gpu_frames(123_456), scale_part.gpu_frames(None)
+    assert measured["value"] == 123_456 and "measured by the gpu part" in measured["source"]
+    assert assumed["value"] == scale_part.ASSUMED_GPU_FRAMES_PER_S and assumed["source"].startswith("assumed")
