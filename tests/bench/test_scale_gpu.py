@@ -45,8 +45,9 @@ def test_the_gpu_check_runs_its_steps_on_the_cpu_with_a_tiny_model(tmp_path: Pat
     # Short: a random model searches to the maximum length.
     items = [{"id": str(j), "feats": torch.randn(60 + 8 * j, 80), "src": torch.tensor([1, 2]),
               "tgt": torch.tensor([3, 4])} for j in range(2)]
-    decoded = gpu.decode(ours, items, batch_size=2, beam=2, device=cpu)
-    assert decoded["utterances"] == 2 and decoded["sate"]["rtf"] > 0 and decoded["espnet"]["utts_per_s"] > 0
+    decoded = gpu.decode(ours, items, batch_size=5, beam=2, device=cpu)  # the batch held 2, not 5
+    assert decoded["utterances"] == 2 and decoded["batch_size"] == 2
+    assert decoded["sate"]["rtf"] > 0 and decoded["espnet"]["utts_per_s"] > 0
     assert gpu.estimate_hours(40_000, 8, 0.9) < gpu.estimate_hours(40_000, 1, 1.0)
 
 
