@@ -183,6 +183,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.scale_segments < scale_part.MIN_SEGMENTS:
         parser.error(f"--scale-segments must be at least {scale_part.MIN_SEGMENTS:,} (the fake data's vocabularies are "
                      f"trained on its text), got {args.scale_segments:,}")
+    most = corpus_part.DEMO_SIZES["text_size"]
+    if args.corpus_size > most:  # failed once the part began (`--parts text,corpus`: after the text part's hour) as
+        # "train_size 50000 is more than text_size 40000", options nobody gave (30th hostile pass)
+        parser.error(f"--corpus-size must be at most {most:,} (the demo phrasebook's train text pairs, of which the "
+                     f"corpus part voices --corpus-size), got {args.corpus_size:,}")
     if args.text_lines < text_part.MIN_LINES:
         parser.error(f"--text-lines must be at least {text_part.MIN_LINES:,} (the text part's vocabularies, "
                      f"{text_part.VOCAB_SIZE:,} pieces a side, are trained on its pairs), got {args.text_lines:,}")

@@ -205,6 +205,8 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     (["--text-lines", "50"], "--text-lines must be at least 100 (the text part's vocabularies, 1,000 pieces a side"),
     # an allocation of terabytes once the part began (28th hostile pass)
     (["--vocab-sizes", "58101,1000000000"], "--vocab-sizes must be at most 262,144 pieces (above any Marian "),
+    # "train_size 50000 is more than text_size 40000" once the part began, options nobody gave (30th hostile pass)
+    (["--corpus-size", "50000"], "--corpus-size must be at most 40,000 (the demo phrasebook's train text pairs"),
     # ran twice, the JSON keeping the second run's figures and listing the part twice (26th hostile pass)
     (["--parts", "data,scale, data"], "--parts: data given more than once in 'data,scale,data'; each part runs once"),
 ])
