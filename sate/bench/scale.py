@@ -46,6 +46,7 @@ FRAME_STEP = 32  # feature lengths are rounded to this, so that few matrices ser
 WORDS_PER_SECOND = 2.5
 ASSUMED_GPU_FRAMES_PER_S = 50_000  # an assumption (a generous one) until `--parts gpu` measures it
 GOALS = {"startup_s": 60.0, "index_and_sampler_mib": 1024.0}
+STARTUP_LIMIT_S = 900  # the start-up run is stopped after this (15 x the goal)
 
 
 class FakeData(TypedDict):
@@ -201,8 +202,14 @@ def startup(data: Path, work: Path, max_frames: int, workers: int) -> Startup:
     script, out = work / "startup.py", work / "startup.json"
     script.write_text(STARTUP_SCRIPT)
     lap = stopwatch()
-    done = subprocess.run([sys.executable, str(script), str(path), str(work / "exp"), str(out)],
-                          capture_output=True, text=True, timeout=900)
+    try:
+        done = subprocess.run([sys.executable, str(script), str(path), str(work / "exp"), str(out)],
+                              capture_output=True, text=True, timeout=STARTUP_LIMIT_S)
+    except subprocess.TimeoutExpired:  # was a TimeoutExpired traceback, after the fake data had been written
+        raise SateError(f"the start-up run of `sate train` had not reached its first step after {STARTUP_LIMIT_S} s "
+                        f"(the goal is {GOALS['startup_s']:g} s) and was stopped; a machine this loaded, or fake data "
+                        "this large (--scale-segments), gives no start-up figure: run the part on a quieter machine "
+                        "or fewer segments") from None
     seconds = lap()
     if done.returncode != 0 or not out.is_file():
         raise SateError(f"the start-up run failed: {last_line(done.stderr)}")

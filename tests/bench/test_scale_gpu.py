@@ -14,6 +14,7 @@ import torch
 from sate.bench import gpu
 from sate.bench import scale as scale_part
 from sate.bench.cli import main, parse_args, run_parts
+from sate.errors import SateError
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
@@ -101,3 +102,16 @@ def test_the_scale_part_puts_its_loader_against_the_gpu_frames_measured_in_the_s
     measured, assumed = scale_part.gpu_frames(123_456), scale_part.gpu_frames(None)
     assert measured["value"] == 123_456 and "measured by the gpu part" in measured["source"]
     assert assumed["value"] == scale_part.ASSUMED_GPU_FRAMES_PER_S and assumed["source"].startswith("assumed")
+
+
+def test_a_start_up_run_past_its_limit_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `sate train` start-up still short of its first step after 900 s was a TimeoutExpired traceback
+    (thirtieth hostile pass)."""
+    import subprocess
+
+    def late(argv: list[str], **kwargs: object) -> None:
+        raise subprocess.TimeoutExpired(argv, kwargs["timeout"])
+
+    monkeypatch.setattr(scale_part.subprocess, "run", late)
+    with pytest.raises(SateError, match=r"had not reached its first step after 900 s \(the goal is 60 s\)"):
+        scale_part.startup(tmp_path / "data", tmp_path, 40000, 0)
