@@ -239,7 +239,9 @@ def decode(model: Any, items: list[Item], batch_size: int, beam: int, device: to
         search(x=enc.memory[0], maxlenratio=0.0, minlenratio=0.0)
     _sync(device)
     theirs = time.perf_counter() - start
-    return GpuDecode(utterances=len(items), audio_s=round(audio, 1), beam=beam, batch_size=batch_size,
+    # the batch as decoded: `--gpu-utts 1000` over the 425 utterances a run's batches held said "sate batch 1000"
+    return GpuDecode(utterances=len(items), audio_s=round(audio, 1), beam=beam,
+                     batch_size=min(batch_size, len(items)),
                      sate=DecodeSpeed(seconds=round(ours, 2), utts_per_s=round(len(items) / ours, 2),
                                       rtf=round(ours / audio, 4)),
                      espnet=DecodeSpeed(seconds=round(theirs, 2), utts_per_s=round(len(items) / theirs, 2),

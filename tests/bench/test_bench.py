@@ -97,6 +97,16 @@ def test_every_part_writes_every_field(tmp_path: Path, tiny_st_file: Path, prepa
         assert row["shrink"]["memory_length"] <= row["league"]["memory_length"]  # one per segment, not frame
 
 
+def test_a_batch_size_above_the_utterances_is_given_as_the_batch_decoded(tiny_st_file: Path,
+                                                                          prepared_data: Path) -> None:
+    """`--max-utts 2 --batch-sizes 1,8` said "sate batch 8" for a batch that held 2 (thirtieth hostile pass)."""
+    from sate.bench import decode as decode_part
+
+    result = decode_part.run(load_subject(tiny_st_file, prepared_data), "dev", 2, [1, 8], 2, 1)
+    assert result["utterances"] == 2 and [row["batch_size"] for row in result["sate"]] == [1, 2]
+    assert result["goal"]["best_batch_size"] in (1, 2)
+
+
 def check_data_part(data: dict) -> None:
     assert data["utterances"] > 0 and data["audio_minutes"] > 0 and [f["jobs"] for f in data["features"]] == [1]
     assert data["features"][0]["x_real_time_per_core"] > 0 and data["features"][0]["seconds"] > 0
@@ -195,6 +205,8 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     (["--text-lines", "50"], "--text-lines must be at least 100 (the text part's vocabularies, 1,000 pieces a side"),
     # an allocation of terabytes once the part began (28th hostile pass)
     (["--vocab-sizes", "58101,1000000000"], "--vocab-sizes must be at most 262,144 pieces (above any Marian "),
+    # "train_size 50000 is more than text_size 40000" once the part began, options nobody gave (30th hostile pass)
+    (["--corpus-size", "50000"], "--corpus-size must be at most 40,000 (the demo phrasebook's train text pairs"),
     # ran twice, the JSON keeping the second run's figures and listing the part twice (26th hostile pass)
     (["--parts", "data,scale, data"], "--parts: data given more than once in 'data,scale,data'; each part runs once"),
 ])

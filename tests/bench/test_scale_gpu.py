@@ -12,7 +12,9 @@ import pytest
 import torch
 
 from sate.bench import gpu
-from sate.bench.cli import main
+from sate.bench import scale as scale_part
+from sate.bench.cli import main, parse_args, run_parts
+from sate.errors import SateError
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
@@ -44,8 +46,9 @@ def test_the_gpu_check_runs_its_steps_on_the_cpu_with_a_tiny_model(tmp_path: Pat
     # Short: a random model searches to the maximum length.
     items = [{"id": str(j), "feats": torch.randn(60 + 8 * j, 80), "src": torch.tensor([1, 2]),
               "tgt": torch.tensor([3, 4])} for j in range(2)]
-    decoded = gpu.decode(ours, items, batch_size=2, beam=2, device=cpu)
-    assert decoded["utterances"] == 2 and decoded["sate"]["rtf"] > 0 and decoded["espnet"]["utts_per_s"] > 0
+    decoded = gpu.decode(ours, items, batch_size=5, beam=2, device=cpu)  # the batch held 2, not 5
+    assert decoded["utterances"] == 2 and decoded["batch_size"] == 2
+    assert decoded["sate"]["rtf"] > 0 and decoded["espnet"]["utts_per_s"] > 0
     assert gpu.estimate_hours(40_000, 8, 0.9) < gpu.estimate_hours(40_000, 1, 1.0)
 
 
@@ -80,3 +83,35 @@ def test_the_text_part_writes_every_figure(tmp_path: Path, capsys: pytest.Captur
     assert r["goal"]["peak_rss_mib"] == max(r["vocab"]["peak_rss_mib"], r["train"]["peak_rss_mib"])
     assert r["train_small"]["store"]["pairs"] == 4000  # SMALL_LINES is more than the whole corpus here
     assert r["corpus_adds_mib"] == r["train"]["peak_rss_mib"] - r["train_small"]["peak_rss_mib"]
+
+
+@pytest.mark.parametrize("parts", ["gpu,scale", "scale,gpu"])
+def test_the_scale_part_puts_its_loader_against_the_gpu_frames_measured_in_the_same_run(
+        parts: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--parts gpu,scale` put the loader against the assumed 50,000 frames/s, "the gpu part not yet run", while
+    this very run had measured it (thirtieth hostile pass); `scale,gpu` runs the gpu part first for it."""
+    args = parse_args(["--parts", parts])
+    assert args.parts == ["gpu", "scale"]
+    monkeypatch.setattr(gpu, "run", lambda *a: {"sate": {"frames_per_s": 123_456}})
+    monkeypatch.setattr(gpu, "table", lambda r: "")
+    given = []
+    monkeypatch.setattr(scale_part, "run", lambda *a: given.append(a) or {})
+    monkeypatch.setattr(scale_part, "table", lambda r: "")
+    run_parts(args, None, 1)
+    assert given and given[0][-1] == 123_456
+    measured, assumed = scale_part.gpu_frames(123_456), scale_part.gpu_frames(None)
+    assert measured["value"] == 123_456 and "measured by the gpu part" in measured["source"]
+    assert assumed["value"] == scale_part.ASSUMED_GPU_FRAMES_PER_S and assumed["source"].startswith("assumed")
+
+
+def test_a_start_up_run_past_its_limit_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `sate train` start-up still short of its first step after 900 s was a TimeoutExpired traceback
+    (thirtieth hostile pass)."""
+    import subprocess
+
+    def late(argv: list[str], **kwargs: object) -> None:
+        raise subprocess.TimeoutExpired(argv, kwargs["timeout"])
+
+    monkeypatch.setattr(scale_part.subprocess, "run", late)
+    with pytest.raises(SateError, match=r"had not reached its first step after 900 s \(the goal is 60 s\)"):
+        scale_part.startup(tmp_path / "data", tmp_path, 40000, 0)
