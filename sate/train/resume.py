@@ -268,9 +268,10 @@ def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -
     except SateError:
         pass  # a key sate no longer knows: it shows as a change
     resolve_config(config.task, config.model)  # a value out of range is named as such, not as changes (below)
-    changes = config_changes(old, config.to_dict())
+    new = config.to_dict()
+    changes = config_changes(old, new)
     unsafe = {k: v for k, v in changes.items() if not _safe(k, changes, point.checkpoint)}
-    if not _specaug_used(old) and not _specaug_used(config.to_dict()):
+    if not _specaug_used(old) and not _specaug_used(new):
         # two specaug settings neither of which applies SpecAugment in its run are one training: a recipe config
         # that said start_step 1000 of 460 updates, now enabled false, refused its runs' resume (review30c)
         unsafe = {k: v for k, v in unsafe.items() if not k.startswith("specaug.")}
