@@ -321,6 +321,7 @@ def test_a_lost_signal_of_a_command_run_within_another_stops_the_outer_one(signu
     assert done.stdout.strip() == f"stopped {kind}", done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_a_lost_signal_sent_again_after_the_command_ended_is_dropped() -> None:
     """The signal sent again must not reach what runs after the command (a test calling `main`, the interpreter's
     exit: "Exception ignored in atexit callback", or 143 after a run that ended well): it is cancelled (review)."""
@@ -914,6 +915,7 @@ def test_an_os_error_line_adds_advice_not_its_own_words_again() -> None:
         assert not set(reason.lower().split()) & set(hint.lower().split()) - {"the", "or", "a"}, line
 
 
+@pytest.mark.slow
 def test_a_file_size_limit_is_named_as_such(tmp_path: Path) -> None:
     """Beyond `ulimit -f` (Python ignores SIGXFSZ, so the write fails with EFBIG) the line read "File too large"
     alone, as if the output were too big for sate (eleventh hostile pass); no temporary file is left."""
@@ -932,6 +934,7 @@ def test_a_file_size_limit_is_named_as_such(tmp_path: Path) -> None:
     assert not out.parent.exists()
 
 
+@pytest.mark.slow
 def test_score_writes_no_file_and_runs_where_no_temporary_file_can_be_made(tmp_path: Path) -> None:
     """portalocker, which sacrebleu imports, asks for the temporary directory at import, and `tempfile` probes each
     candidate with a small file: on a full disk (here `ulimit -f 0`: each probe fails as there) `sate score`, which
@@ -996,6 +999,7 @@ def test_train_stopped_by_an_os_error_before_its_first_checkpoint_leaves_no_fold
     assert sorted(p.name for p in tmp_path.iterdir()) == ["asr.yaml", "data"]
 
 
+@pytest.mark.slow
 def test_too_many_open_files_names_the_limit(tmp_path: Path, prepared_data: Path) -> None:
     """Twelfth hostile pass: `sate features --jobs 2` under `ulimit -n 10` said "Too many open files" and no more."""
     import resource
@@ -1009,6 +1013,7 @@ def test_too_many_open_files_names_the_limit(tmp_path: Path, prepared_data: Path
     assert err.startswith("sate features: error: ") and "Too many open files (a process's limit (ulimit -n)" in err
 
 
+@pytest.mark.slow
 def test_a_data_directory_that_cannot_be_listed_is_named_as_such(tmp_path: Path, prepared_data: Path,
                                                                     modes: Callable[[Path, int], None]) -> None:
     """`sate features --data DATA` with DATA of mode 0300 (write, no listing): `Path.glob` found no manifest there,

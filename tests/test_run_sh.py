@@ -115,6 +115,7 @@ needs_tts = pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("
                                reason="run.sh's setup installs espeak-ng and flite first")
 
 
+@pytest.mark.slow
 @needs_tts
 def test_a_moved_environment_is_named_not_run(tmp_path: Path) -> None:
     """Twenty-sixth hostile pass: a set-up environment moved (`mv .venv ~/venvs/sate`) still ran its commands with
@@ -135,6 +136,7 @@ def test_a_moved_environment_is_named_not_run(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
 
 
+@pytest.mark.slow
 @needs_tts
 def test_a_copied_environment_is_pointed_at_the_checkout_not_refused(tmp_path: Path) -> None:
     """review26f: a copy of a set-up environment (`cp -a .venv elsewhere`, its original still there), which
@@ -150,6 +152,7 @@ def test_a_copied_environment_is_pointed_at_the_checkout_not_refused(tmp_path: P
     assert not (tmp_path / "venv" / "pip.log").exists()
 
 
+@pytest.mark.slow
 @needs_tts
 def test_the_place_of_an_environment_is_compared_as_a_physical_path(tmp_path: Path) -> None:
     """review26f: the stamp recorded the place as typed (`cd build && SATE_VENV=../venv ./run.sh`: build/../venv);
@@ -192,6 +195,7 @@ def test_a_read_only_environment_made_by_an_older_run_sh_is_used(tmp_path: Path)
     assert not (venv / "pip.log").exists() and (venv / ".sate-installed").read_text() == _old_stamp()
 
 
+@pytest.mark.slow
 @needs_tts
 def test_an_environment_whose_python_is_gone_is_named(tmp_path: Path) -> None:
     """Twenty-sixth hostile pass: an environment whose Python was removed (a system upgrade) was made again over
@@ -206,6 +210,7 @@ def test_an_environment_whose_python_is_gone_is_named(tmp_path: Path) -> None:
                           "it and run ./run.sh again (a fresh setup: minutes), or set SATE_VENV to another place\n")
 
 
+@pytest.mark.slow
 @needs_tts
 def test_an_environment_where_one_may_not_write_is_named(tmp_path: Path) -> None:
     """Twenty-sixth hostile pass: in a checkout one may not write, the default environment failed with venv's
@@ -312,6 +317,7 @@ def test_a_second_run_sh_waits_for_the_first_setup(tmp_path: Path) -> None:
     assert "[run.sh] pointing" in run.stderr
 
 
+@pytest.mark.slow
 @needs_tts
 def test_a_lock_that_cannot_be_taken_is_gone_on_without(tmp_path: Path) -> None:
     """review26f: the lock was taken on every run, on the environment's folder opened to read, which NFS and Lustre
@@ -491,6 +497,7 @@ def _assert_made(tmp_path: Path, *venvs: Path) -> Path:
     return fake
 
 
+@pytest.mark.slow
 @needs_tts
 def test_a_folder_of_one_s_own_files_is_not_made_an_environment(tmp_path: Path) -> None:
     """Twenty-ninth hostile pass (hand29i): SATE_VENV naming a folder of one's own (`SATE_VENV=~`, taken for where to
@@ -511,6 +518,7 @@ def test_a_folder_of_one_s_own_files_is_not_made_an_environment(tmp_path: Path) 
     _assert_made(tmp_path, own / "sate", tmp_path / "left")
 
 
+@pytest.mark.slow
 @needs_tts
 def test_what_a_file_system_or_python_3_13_s_venv_put_in_the_folder_is_no_file_of_one_s_own(tmp_path: Path) -> None:
     """fix29i: a folder holding only a file system's `lost+found` (a volume of its own for the environment) or what

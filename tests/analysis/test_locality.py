@@ -293,6 +293,7 @@ def test_the_table_and_plot_are_replaced_together(tmp_path: Path, prepared_data:
     assert {p.name: p.read_bytes() for p in out.iterdir()} == earlier
 
 
+@pytest.mark.slow
 def test_a_second_run_into_a_folder_another_run_writes_is_refused(tmp_path: Path, prepared_data: Path,
                                                                     model_files: dict[str, Path],
                                                                     capsys: pytest.CaptureFixture) -> None:
@@ -373,6 +374,7 @@ def test_a_model_given_twice_is_refused(tmp_path: Path, prepared_data: Path, mod
         assert not out.exists()
 
 
+@pytest.mark.slow
 def test_an_experiment_not_averaged_yet_is_told_how_its_model_file_is_made(tmp_path: Path, prepared_data: Path,
                                                                             model_files: dict[str, Path],
                                                                             capsys: pytest.CaptureFixture) -> None:
@@ -393,6 +395,7 @@ def test_an_experiment_not_averaged_yet_is_told_how_its_model_file_is_made(tmp_p
     assert main([*base, "--model", str(exp)]) == 0  # averaged: the experiment is read as before
 
 
+@pytest.mark.slow
 def test_a_pack_is_normalised_with_its_own_statistics_on_another_corpus(tmp_path: Path, prepared_data: Path,
                                                                          model_files: dict[str, Path],
                                                                          capsys: pytest.CaptureFixture) -> None:
@@ -541,6 +544,7 @@ def _pack(model_file: Path, data: Path, out: Path, capsys: pytest.CaptureFixture
     return out
 
 
+@pytest.mark.slow
 def test_a_pack_whose_vocabulary_is_not_its_models_is_refused(tmp_path: Path, prepared_data: Path,
                                                                model_files: dict[str, Path],
                                                                capsys: pytest.CaptureFixture) -> None:
@@ -597,6 +601,7 @@ def test_a_speech_pack_on_held_out_speech_with_no_vocabulary(tmp_path: Path, pre
     assert "spm_src.model" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_pack_is_told_as_a_pack(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                                   capsys: pytest.CaptureFixture) -> None:
     """Review of the twenty-sixth hostile pass: a pack's model.pt given on another corpus, and a pack missing its

@@ -349,6 +349,7 @@ def test_runs_on_other_devices_or_repeated_are_told_apart(tmp_path: Path, capsys
     assert "| alignatt=2 | 0.5 |" in table, table  # alone of its name: named as before
 
 
+@pytest.mark.slow
 def test_a_chunk_size_sweep_is_a_line_per_chunk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """docs/inference.md's two streaming.sh runs (`--chunk 1.0`, then `--chunk 0.5`, one model, one policy, one
     device) are a line per chunk size with a point per value, rows named as before: the twenty-eighth pass's naming

@@ -58,6 +58,7 @@ def test_a_row_under_a_tenth_of_a_second_is_read_as_evaluate_reads_it(tmp_path: 
     assert natural["wer"] == round(json.loads((tmp_path / "eval" / "results.json").read_text())["wer"], 2)
 
 
+@pytest.mark.slow
 def test_the_window_is_one_bound_in_samples_for_evaluate_the_api_the_bench_and_training(
         tmp_path: Path, prepared_data: Path, whisper_hub_dir: Path, whisper_asr_dir: Path) -> None:
     """A row of 480,080 samples (30.005 s: 3,000 log-mel frames) was taken by training and the API but refused by

@@ -43,6 +43,7 @@ def mixed_data(tmp_path_factory, synth_corpus: Path, librispeech_subset, kaldi_c
     return data
 
 
+@pytest.mark.slow
 def test_features_of_every_split_and_cmvn_from_mustc_train_only(mixed_data: Path) -> None:
     for split in ("train", "dev", "tst-COMMON", *EXTRA):
         rows = read_manifest(mixed_data / f"{split}.jsonl")

@@ -273,6 +273,7 @@ def test_speed_perturbation_adds_train_sp(run_sate, prepped: Path) -> None:
     assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0 and index.read_text().splitlines() == lines
 
 
+@pytest.mark.slow
 def test_train_sp_follows_a_changed_train_split(run_sate, prepped: Path) -> None:
     """train_sp.jsonl was written once, by --speed-perturb: after train.jsonl changed (a row removed, a translation
     corrected) training on train_sp said "run sate features", which left train_sp alone ("up to date"), and a
@@ -429,6 +430,7 @@ def test_a_damaged_or_edited_cmvn_json_is_written_again(run_sate, prepped: Path)
     assert json.loads(cmvn.read_text())["std"][3] == 2.0
 
 
+@pytest.mark.slow
 def test_splits_train_sp_alone_takes_train_with_it(run_sate, prepped: Path) -> None:
     """`--splits train_sp` computed its shards, then stopped at "fbank/train.scp: No such file or directory" when
     train's features were not there (its index joins train's); without a train_sp.jsonl it said to run `sate prep`,
@@ -604,6 +606,7 @@ def test_cmvn_of_another_data_directory_copied_in_is_said(run_sate, prepped: Pat
     assert (prepped / "cmvn.json").read_bytes() == own
 
 
+@pytest.mark.slow
 def test_a_store_a_copy_shares_through_its_link_is_not_replaced(run_sate, prepped: Path, tmp_path: Path,
                                                                  corpus: Path) -> None:
     """A data directory copied with its fbank/ linked to a scratch disk shares the store: `sate prep` into the copy
@@ -746,6 +749,7 @@ def test_a_link_farm_whose_corpus_moved_is_said_too(tmp_path: Path) -> None:
     check_audio_there([SimpleNamespace(manifest="m.jsonl", rows=rows[:1])])  # type: ignore[list-item]
 
 
+@pytest.mark.slow
 def test_a_talk_that_cannot_seek_is_read_once_not_from_its_start_for_every_row(run_sate, corpus: Path,
                                                                                 tmp_path: Path,
                                                                                 decoded_frames: list[int]) -> None:

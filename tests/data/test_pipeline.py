@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 from torch.utils.data import DataLoader
 
@@ -15,6 +16,7 @@ from sate.data.text_shards import ShardedText, TextCleaning, prepare_store
 from sate.data.vocab import Vocabulary
 
 
+@pytest.mark.slow
 def test_synth_corpus_to_batches(run_sate, synth_corpus: Path, fixture_sizes: dict[str, int], tmp_path: Path) -> None:
     data = tmp_path / "data"
     assert run_sate("prep", "--mustc-root", synth_corpus, "--out", data)[0] == 0

@@ -79,6 +79,7 @@ def test_a_file_above_the_highest_rate_is_refused(tmp_path: Path) -> None:
     assert len(resample(np.zeros(768_000, dtype=np.float32), 768_000)) == 16000  # the fastest hardware's rate
 
 
+@pytest.mark.slow
 def test_scipys_filter_is_designed_once_per_ratio_and_equals_firwin(monkeypatch: pytest.MonkeyPatch) -> None:
     """resample_poly designed its filter on every call: at 767,999 Hz (co-prime with 16 kHz, below the limit) 15M
     taps per 30-s block, 65 s of audio in 9.5 s and 991 MB. The same filter, designed once in chunks."""

@@ -94,6 +94,7 @@ def test_joint_model_is_shared(run_sate, data: Path) -> None:
     assert src.unk_id not in src.encode(german)  # the joint model saw the German text
 
 
+@pytest.mark.slow
 def test_mt_text_is_added_to_the_training_text(run_sate, data: Path, tmp_path: Path) -> None:
     en, de = tmp_path / "mt.en", tmp_path / "mt.de"
     en.write_text("Quixotic jukebox, (Applause)\nQuixotic jukebox!\n" * 20, encoding="utf-8")
@@ -139,6 +140,7 @@ FRENCH = ("le chat est assis sur le tapis depuis ce matin\nou est la gare centra
           "nous voulons acheter du pain frais pour notre petit voyage\nil fait beau aujourd'hui mais demain il pleut\n")
 
 
+@pytest.mark.slow
 def test_mt_text_named_in_another_target_language_is_refused(run_sate, data: Path, tmp_path: Path) -> None:
     """`--mt-text news.en news.fr` into an En-De data directory (its train split's audio under MuST-C's en-de/)
     trained the target vocabulary on French beside German, exit 0 (24th hostile pass). Refused by the name where
@@ -214,6 +216,7 @@ def test_extra_transcripts_of_another_language_are_said(run_sate, data: Path) ->
     assert rc == 0 and "note:" not in err, err
 
 
+@pytest.mark.slow
 def test_rerun_with_same_inputs_does_nothing(run_sate, data: Path) -> None:
     argv = ("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
     assert run_sate(*argv)[0] == 0
@@ -433,6 +436,7 @@ def test_german_with_an_ellipsis_trains_as_before(run_sate, data: Path) -> None:
     assert Vocabulary.load(data, "tgt").sp.normalize("…") == "▁..."
 
 
+@pytest.mark.slow
 def test_joint_and_two_sizes_treat_a_chinese_target_alike(run_sate, data: Path, tmp_path: Path) -> None:
     """The share of NFKC-changed lines was counted over everything the model trains on, so under --joint the English
     source halved it: a Chinese target with full-width punctuation in 1 line of 75 was kept as written under
@@ -457,6 +461,7 @@ def test_joint_and_two_sizes_treat_a_chinese_target_alike(run_sate, data: Path, 
 
 
 
+@pytest.mark.slow
 def test_an_older_chinese_vocabulary_that_folds_its_punctuation_is_noted(run_sate, data: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """`sate vocab` before this pass trained a Chinese target with SentencePiece's NFKC, and its record holds no rule:
@@ -549,6 +554,7 @@ def test_a_signal_stops_sentencepiece_training_at_once(tmp_path: Path, prepared_
     assert not Path(f"/proc/{trainer}").exists()  # the training process went with the command
 
 
+@pytest.mark.slow
 def test_training_after_a_manifest_written_again_says_the_vocabularies_are_older(
         run_sate, data: Path, tmp_path: Path) -> None:
     """`sate prep` into a data directory again (another corpus, another target language), `sate features`, then

@@ -484,6 +484,7 @@ def test_float_source_ids_and_ids_outside_the_vocabulary_are_one_line() -> None:
     assert len(beam_search(mt, {"src": src, "src_lengths": torch.tensor([3, 2])})) == 2  # -7 is padding
 
 
+@pytest.mark.slow
 def test_floating_features_are_never_refused_for_their_precision() -> None:
     """numpy's float64 features (torch.from_numpy) were torch's "Input type (double) and bias type (float)" for an
     fbank model: they decode as their float32 now. Under torch.autocast, bf16 features into a float32 model decoded

@@ -372,6 +372,7 @@ def test_a_row_longer_than_whispers_window_is_refused_before_decoding(tmp_path: 
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_a_pack_data_directory_and_system_named_with_bytes_that_are_not_utf8(
         tmp_path: Path, prepared_data: Path, st_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """SentencePiece takes a model's file name as UTF-8 text: a pack or a data directory whose name is not UTF-8 (a

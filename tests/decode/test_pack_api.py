@@ -84,6 +84,7 @@ def test_a_pack_version_that_is_not_this_sates_is_refused(packs: dict[str, Path]
         read_pack_yaml(copy)
 
 
+@pytest.mark.slow
 def test_a_features_section_unlike_this_sates_is_named_by_its_first_keys(packs: dict[str, Path],
                                                                         tmp_path: Path) -> None:
     """A features section of 90,000 keys sate does not compute was a 1.8 MB line listing each (twelfth hostile

@@ -145,6 +145,7 @@ def test_32_bit_integer_pcm_on_stdin_is_named_as_such(utterances: list[np.ndarra
         assert np.array_equal(np.concatenate(pieces), pcm.astype(np.float32) / 32768.0)
 
 
+@pytest.mark.slow
 def test_mono_speech_of_any_band_is_not_taken_for_two_channels(utterances: list[np.ndarray]) -> None:
     """The fixture's voices (espeak-ng and flite) as they are, low-passed (a muffled or telephone voice), high-passed
     (fricatives alone) and quiet, cut into pieces of 0.2, 0.5 and 1 s as stdin brings them: no piece is judged two

@@ -36,6 +36,7 @@ def jsonl(text: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines()]
 
 
+@pytest.mark.slow
 def test_wav_flac_and_stereo_44k_give_the_same_segments(tmp_path: Path, st_pack: Path, utterances: list[np.ndarray],
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     pause = np.zeros(round(0.8 * SR), dtype=np.float32)
@@ -603,6 +604,7 @@ def test_an_out_named_for_another_kind_is_refused_before_any_work(tmp_path: Path
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_a_failed_inputs_srt_of_an_earlier_run_is_named_as_left(tmp_path: Path, st_pack: Path, prepared_data: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """Run again into the same folder of subtitles with one input replaced by a damaged file: its OUT/STEM.srt of the

@@ -41,6 +41,7 @@ def waves(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     return x, lengths
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "norm"), KINDS)
 def test_outputs_equal_transformers(kind: str, norm: str, speech_hub_dir: Callable[[str, str], Path]) -> None:
     """Each utterance of a padded batch gives what transformers gives it alone, its feature extractor's

@@ -109,6 +109,7 @@ def test_natural_length_batch_equals_sliced_transformers(hf_whisper: tuple[Path,
             assert not out[i, want.size(0):].any()
 
 
+@pytest.mark.slow
 def test_ctranslate2_directory(hf_whisper: tuple[Path, torch.nn.Module], ct2_whisper: Path) -> None:
     """The converted directory gives the same sizes and weights, and our output equals CTranslate2's encoder."""
     directory, _ = hf_whisper

@@ -397,6 +397,7 @@ def test_an_asr_teacher_normalised_otherwise_than_the_run_is_refused(files: dict
                   tgt_tokens, cmvn_kind="none")  # a file that records neither is let be
 
 
+@pytest.mark.slow
 def test_an_asr_teacher_reading_other_input_than_the_student_is_refused(
         tmp_path: Path, files: dict[str, Any], build: Build, speech_hub_dir: Callable[[str, str], Path],
         src_tokens: list[str], tgt_tokens: list[str]) -> None:
@@ -554,6 +555,7 @@ def test_a_front_end_of_d_model_channels_is_one_front_end_however_written(
         assert "frontend_channels" not in str(refused.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [torch.int64, torch.bool, torch.complex64])
 def test_an_init_file_of_integer_boolean_or_complex_weights_is_refused(tmp_path: Path, build: Build,
                                                                        src_tokens: list[str], tgt_tokens: list[str],

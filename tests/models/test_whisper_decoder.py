@@ -118,6 +118,7 @@ def test_greedy_equals_transformers_and_batches_equal_one_by_one(whisper_asr_dir
     assert recognizer.log_mel(waves())[1].tolist() == [230, 110, 300] and len(set(batched)) == 3
 
 
+@pytest.mark.slow
 def test_ctranslate2_directory(whisper_asr_dir: Path, ct2_dir: Path) -> None:
     """The converted directory gives the same sizes, weights, vocabulary and suppression, and our greedy tokens
     equal CTranslate2's generate, in both windows."""

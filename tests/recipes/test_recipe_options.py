@@ -759,6 +759,7 @@ def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> No
     assert len(args.read_text().splitlines()) == 3
 
 
+@pytest.mark.slow
 def test_streaming_refuses_an_out_of_another_device(tmp_path: Path) -> None:
     """Twenty-seventh hostile pass: streaming.sh --device cuda into an OUT of CPU runs (the docs add runs to one OUT)
     found each run "done already" and showed the CPU's computation-aware latencies as the GPU's, exit 0; and back.

@@ -34,6 +34,7 @@ def commands(tmp_path: Path) -> list[str]:
     return said
 
 
+@pytest.mark.slow
 def test_mt_text_changed_in_place_makes_the_vocabularies_and_mt_again(tmp_path: Path) -> None:
     """Stage 2 knew the --mt-extra files by their paths alone: a file replaced or grown in place (more MT text under
     the same name) left the vocabularies and the MT model "done already", exit 0, trained on the old text
@@ -60,6 +61,7 @@ def test_mt_text_changed_in_place_makes_the_vocabularies_and_mt_again(tmp_path: 
     assert rerun() == ["vocab", "train", "average", "pack", "train", "average", "pack"]
 
 
+@pytest.mark.slow
 def test_a_vocab_marker_of_before_the_text_rule_is_still_done(tmp_path: Path) -> None:
     """The review of the twenty-third pass: stage 2's marker gained a stamp of the MT text's contents, written even
     where there is none, so every data directory made before said at `--stage 7` that its vocabularies were "made
@@ -191,6 +193,7 @@ def test_sizes_a_joint_vocabulary_does_not_read_are_said(tmp_path: Path) -> None
            "sides)" in done.stderr.splitlines(), done.stderr
 
 
+@pytest.mark.slow
 def test_a_later_stage_says_an_earlier_ones_output_is_of_other_parameters(tmp_path: Path) -> None:
     """`--stage 3 --tgt-vocab-size 2000` (stage 2, which reads the size, not run) trained nothing new: every model
     "done already" on the old vocabularies, exit 0, the size given without effect (twenty-third hostile pass). The
@@ -366,6 +369,7 @@ def test_sate_made_from_asr_and_mt_models_trained_since_is_not_decoded_or_tabled
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_sate_whose_asr_and_mt_models_were_removed_since_is_decoded(tmp_path: Path) -> None:
     """EXP/asr/model.pt and EXP/mt/model.pt removed once SATE was trained and packed (to save disk): stage 7 said SATE
     was made from models "trained or averaged again since" and sent the user to stage 5, which needs the models that
@@ -481,6 +485,7 @@ def test_a_listed_path_with_a_space_is_named_before_any_stage(tmp_path: Path, op
     assert done.returncode == 0 and commands(tmp_path) == ["train", "average", "pack"], done.stderr
 
 
+@pytest.mark.slow
 def test_a_listed_path_is_looked_for_only_where_a_stage_reads_it(tmp_path: Path) -> None:
     """The same command run again once stage 0 was done stopped before any stage when the raw --asr-extra corpus had
     been removed since (the features hold it; no stage reads it any more), where it had said "done already" and gone

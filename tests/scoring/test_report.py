@@ -81,6 +81,7 @@ def test_the_default_tables_place_is_refused_by_the_option_given(tmp_path: Path,
     assert capsys.readouterr().err.startswith(f"sate report: error: --exp {tmp_path / 'results.md'}: is a directory")
 
 
+@pytest.mark.slow
 def test_a_split_given_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--splits tst-COMMON tst-COMMON` wrote every row twice, exit 0, and the baseline's second row was tested
     against the first (p = 1.000 beside the system the table compares with)."""
@@ -283,6 +284,7 @@ def test_report_never_writes_over_its_inputs_or_a_checkpoint(tmp_path: Path,
         (b"step,train/loss\n0,1\n1," + b"9" * 200_000 + b"\n", "metrics.csv:3: not a row of a CSV log (field larger"),
     ]),
 ])
+@pytest.mark.slow
 def test_a_damaged_training_log_is_one_line_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                            log: bytes, message: str) -> None:
     """`sate report --curves` on a log that is not Lightning's CSV was a ValueError, KeyError or UnicodeDecodeError
@@ -356,6 +358,7 @@ def test_a_step_beyond_any_count_is_named(tmp_path: Path, capsys: pytest.Capture
                                                " - 1)")
 
 
+@pytest.mark.slow
 def test_losses_of_no_positive_value_are_drawn_without_a_warning(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """A loss panel whose values are all 0 or below (an edited log, a loss that is not one) printed matplotlib's

@@ -23,6 +23,7 @@ REFS = ["Das ist ein kleiner Test.", "Wie geht's dir?", "Er sagte: „Nein, dank
         "Das Haus ist groß.", "Ich habe 3,5 Äpfel gekauft.", "Morgen kommt sie nicht."]
 
 
+@pytest.mark.slow
 def test_score_prints_exactly_what_the_sacrebleu_cli_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                             sacrebleu_cli: Callable[..., str]) -> None:
     hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"

@@ -69,6 +69,7 @@ def test_deterministic_for_a_seed_and_dev_test_independent_of_text_size(
     assert other["dev"] != small["dev"] and other["train"][:50] != small["train"][:50]
 
 
+@pytest.mark.slow
 def test_sentences_are_clean_and_numbers_are_written_for_each_side(
         corpus: dict[str, list[tuple[str, str]]]) -> None:
     for en, de in (pair for pairs in corpus.values() for pair in pairs):

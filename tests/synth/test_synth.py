@@ -1242,6 +1242,7 @@ def test_a_run_paused_while_an_engine_voices_goes_on_once_resumed(tmp_path: Path
     assert out.startswith("voiced ")
 
 
+@pytest.mark.slow
 def test_an_unvoiced_train_split_is_named_as_empty_by_prep(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """`sate synth --train-size 0` voices no train sentence (its text is still the MT corpus), and `sate prep` said
     "train: no segments left after filtering", where nothing was filtered (29th hostile pass). It says the split
