@@ -669,6 +669,7 @@ def modes() -> Iterator[Callable[[Path, int], None]]:
         path.chmod(mode)
 
 
+@pytest.mark.slow
 def test_what_file_modes_forbid_is_one_line_and_refused_before_any_work(tmp_path: Path, prepared_data: Path,
                                                                         modes: Callable[[Path, int], None]) -> None:
     """Read-only directories and files, and an unreadable input, with the kernel's own permission checks."""
@@ -788,6 +789,7 @@ def test_running_out_of_memory_is_one_line(tmp_path: Path) -> None:
     assert out.stderr.startswith("sate score: error: out of memory") and len(out.stderr.splitlines()) == 1, out.stderr
 
 
+@pytest.mark.slow
 def test_a_memory_limit_too_low_to_load_torch_is_one_line(tmp_path: Path) -> None:
     """Under `ulimit -v` below what torch's shared libraries map (a few GB of address space, often set on shared
     servers), importing torch was an ImportError traceback ("libcublasLt.so.12: failed to map segment from shared
@@ -824,6 +826,7 @@ def test_a_memory_limit_reached_is_named(monkeypatch: pytest.MonkeyPatch, capsys
         "200 MiB of address space): raise or lift it, or give it less at once\n")
 
 
+@pytest.mark.slow
 def test_memory_running_out_while_the_modules_load_is_one_line() -> None:
     """Under `ulimit -v 150000` sate's own modules could not load: a MemoryError traceback from inside an import
     (nineteenth hostile pass). Here the import of one of them is made to fail so."""
@@ -949,6 +952,7 @@ def test_score_writes_no_file_and_runs_where_no_temporary_file_can_be_made(tmp_p
     assert done.returncode == 0 and "BLEU" in done.stdout and "chrF2" in done.stdout, done.stderr
 
 
+@pytest.mark.slow
 def test_the_python_scoring_api_runs_where_no_temporary_file_can_be_made(tmp_path: Path) -> None:
     """`sacrebleu_scores`, which docs/inference.md offers from Python, still ended "No usable temporary directory
     found in [...]" on a full disk where `sate score` scored: the folder was settled by the command alone (27th

@@ -922,6 +922,7 @@ def test_a_marian_folder_linked_into_a_pack_is_refused_before_any_work(tmp_path:
     assert (data / "marian" / "source.spm").read_bytes() == (hub / "source.spm").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_run_folders_file_linked_to_a_users_file_outside_is_refused_before_any_work(
         tmp_path: Path, a_pack: Path, prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`sate evaluate --out EV` again with EV/hyp.txt (or results.json, ref.txt...) a symlink to a user's notes
@@ -1324,6 +1325,7 @@ def test_a_directory_output_into_a_data_directory_is_refused(tmp_path: Path, pre
     assert check_output(tmp_path / "mine", "directory") == tmp_path / "mine"
 
 
+@pytest.mark.slow
 def test_evaluate_results_are_rewritten_by_evaluate_alone(tmp_path: Path, a_pack: Path, prepared_data: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     """`translate --out EV/results.json` replaced a run's scores with translation text, exit 0: text over text,

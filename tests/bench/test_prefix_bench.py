@@ -23,6 +23,7 @@ def test_bad_arguments_are_one_line(argv: list[str], says: str, capsys: pytest.C
     assert exit_.value.code == 2 and says in err.splitlines()[-1] and "Traceback" not in err, err
 
 
+@pytest.mark.slow
 def test_a_short_length_is_measured(capsys: pytest.CaptureFixture[str]) -> None:
     prefix.main(["--seconds", "0.5,0.04", "--repeat", "1"])  # 0.04 s: one frame of memory, the shortest taken
     rows = capsys.readouterr().out.splitlines()

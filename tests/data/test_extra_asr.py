@@ -62,6 +62,7 @@ def _vocab_dir(root: Path, mixed_data: Path, splits: tuple[str, ...]) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_the_source_vocabulary_learns_the_extra_transcripts(run_sate, mixed_data: Path, tmp_path: Path) -> None:
     train = read_manifest(mixed_data / "train.jsonl")
     extra = [r for split in EXTRA for r in read_manifest(mixed_data / f"{split}.jsonl")]
@@ -78,6 +79,7 @@ def test_the_source_vocabulary_learns_the_extra_transcripts(run_sate, mixed_data
     assert (alone / "spm_tgt.model").read_bytes() == (mixed_data / "spm_tgt.model").read_bytes()
 
 
+@pytest.mark.slow
 def test_extra_manifests_are_part_of_the_fingerprint(run_sate, mixed_data: Path, tmp_path: Path) -> None:
     data = _vocab_dir(tmp_path / "data", mixed_data, ("train", *EXTRA))
     argv = ["vocab", "--data", data, "--joint", "60"]
@@ -92,6 +94,7 @@ def test_extra_manifests_are_part_of_the_fingerprint(run_sate, mixed_data: Path,
     assert rc == 0 and "up to date" not in out
 
 
+@pytest.mark.slow
 def test_unused_extra_manifests_change_nothing(run_sate, mixed_data: Path, tmp_path: Path) -> None:
     bare = _vocab_dir(tmp_path / "bare", mixed_data, ("train",))
     beside = _vocab_dir(tmp_path / "beside", mixed_data, ("train", *EXTRA))

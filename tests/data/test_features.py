@@ -241,6 +241,7 @@ def test_parallel_jobs_give_the_same_store(run_sate, prepared: Path, prepped: Pa
     np.testing.assert_allclose(load_cmvn(prepped / "cmvn.json")[0], load_cmvn(prepared / "cmvn.json")[0], rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_speed_perturbation_adds_train_sp(run_sate, prepped: Path) -> None:
     rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1", "--speed-perturb")
     assert rc == 0
@@ -409,6 +410,7 @@ def test_a_train_sp_split_of_the_users_is_not_replaced(run_sate, prepped: Path) 
         assert (prepped / "train_sp.jsonl").read_bytes() == dev
 
 
+@pytest.mark.slow
 def test_a_damaged_or_edited_cmvn_json_is_written_again(run_sate, prepped: Path) -> None:
     """cmvn.json cut, emptied to {} or edited (a std of -1) was let be by `sate features` ("up to date"), while its
     readers refused it and said to run `sate features` (thirteenth hostile pass). It is written again from train's

@@ -14,6 +14,7 @@ from sate.data.manifest import read_manifest
 from sate.data.text import normalize_source
 
 
+@pytest.mark.slow
 def test_rows_are_the_voiced_utterances(run_sate, librispeech_subset, tmp_path: Path) -> None:
     subset, voiced = librispeech_subset
     rc, out, err = run_sate("prep", "--librispeech", subset, "--out", tmp_path)

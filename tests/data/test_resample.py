@@ -30,6 +30,7 @@ def test_blocks_equal_torchaudio_on_the_whole_signal(rate: int, monkeypatch: pyt
     np.testing.assert_allclose(blocks[:common], whole[:common], atol=2e-6)
 
 
+@pytest.mark.slow
 def test_a_rate_coprime_with_16k_is_exact_and_quick(monkeypatch: pytest.MonkeyPatch) -> None:
     wave = np.random.default_rng(0).standard_normal(44101 * 2).astype(np.float32) * 0.1
     started = time.perf_counter()

@@ -55,6 +55,7 @@ def build(tmp_path: Path, files, vocabs, cleaning: TextCleaning | None = None) -
     return ShardedText(prepare_store(tmp_path, files, src, tgt, ["test"], cleaning or TextCleaning()))
 
 
+@pytest.mark.slow
 def test_cleaning_drops_and_counts_each_kind(tmp_path: Path, vocabs, capsys) -> None:
     pairs = sentences(20, seed=1)
     pairs[3] = ("(Applause)", "Applaus.")  # empty English once normalised

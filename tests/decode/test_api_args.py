@@ -40,6 +40,7 @@ def talk(utterances: list[np.ndarray]) -> np.ndarray:
     return np.concatenate([pause, utterances[0], pause])
 
 
+@pytest.mark.slow
 def test_one_input_given_where_a_list_goes(translators: dict[str, SpeechTranslator], talk: np.ndarray,
                                            tmp_path: Path) -> None:
     """A path was read character by character ("/: is a directory"); a text, letter by letter (five

@@ -325,6 +325,7 @@ def test_the_whisper_cascade(tmp_path: Path, eval_packs: dict[str, Path], prepar
         evaluate(eval_packs["asr"], prepared_data, "dev", tmp_path / "x", mt_model_dir=whisper_asr_dir)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["config.json", "generation_config.json"])
 @pytest.mark.parametrize("kind", ["a directory", "a broken symlink"])
 def test_a_whisper_directory_whose_json_is_no_file_is_named(tmp_path: Path, prepared_data: Path,
@@ -533,6 +534,7 @@ def test_a_pack_of_another_task_evaluated_into_an_experiment_is_refused(tmp_path
     assert (exp / "decode_dev" / "results.json").is_file()
 
 
+@pytest.mark.slow
 def test_whisper_reads_a_talk_that_cannot_seek_on_from_the_row_before(tmp_path: Path,
                                                                       decoded_frames: list[int]) -> None:
     """A Whisper cascade's transcripts read each row by reopening its talk: a GSM 6.10 talk (which cannot seek) was

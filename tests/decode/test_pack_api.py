@@ -293,6 +293,7 @@ def test_a_bad_value_given_is_named_as_given_not_as_the_packs(packs: dict[str, P
         assert "(given; the others from " in err and "sate.yaml's decoding" not in err, err
 
 
+@pytest.mark.slow
 def test_options_asking_for_more_than_the_best_are_refused_unless_the_pack_keeps_them(
         packs: dict[str, Path], prepared_data: Path, tmp_path: Path) -> None:
     """`translate(..., with_options(beam=5, nbest=3))` searched for three hypotheses and gave the best alone, without a

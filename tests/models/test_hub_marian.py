@@ -65,6 +65,7 @@ def test_encoder_and_decoder_logits_equal_transformers_on_a_padded_batch(fmt: st
         assert any("embed_positions" in note for note in log)  # the stored tables were compared, not loaded
 
 
+@pytest.mark.slow
 def test_unpatched_espnet_blocks_would_differ(marian_dir: Path) -> None:
     """The patches matter: ESPnet's interleaved table or its ReLU moves the encoder output far beyond rounding;
     every LayerNorm has Marian's eps (its own effect on these tiny weights is below 1e-5)."""

@@ -270,6 +270,7 @@ def test_espnet_experiment_problems(tmp_path: Path, build: Build, src_tokens: li
     ({"decoder": {"path": "x", "prefix": 3}}, "prefix must be a string"),
     ({"src_embed": {"path": "x"}}, "has no src_embed"),
 ])
+@pytest.mark.slow
 def test_init_section_errors(build: Build, src_tokens: list[str], tgt_tokens: list[str], init: dict,
                              message: str) -> None:
     with pytest.raises(SateError, match=message):

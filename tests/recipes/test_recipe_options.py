@@ -119,6 +119,7 @@ def test_a_training_stage_run_again_says_it_resumes_the_run_there(tmp_path: Path
     assert (tmp_path / "args").read_text().split().count("train") == 2
 
 
+@pytest.mark.slow
 def test_a_path_goes_to_set_as_a_yaml_string_whatever_its_characters(tmp_path: Path) -> None:
     """`--set data.dir="$data"` broke on a '"' in the path ("the value is not valid YAML"), and a '\\' began an
     escape: the training stages failed, or read another directory."""
@@ -1062,6 +1063,7 @@ def test_side_by_side_stages_ending_together_name_the_one_that_failed(tmp_path: 
             "above)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trained", [False, True])
 def test_a_run_that_prepares_and_trains_checks_its_gpus_before_stage_0(tmp_path: Path, trained: bool) -> None:
     """The MuST-C recipe's default --ngpu 1 on a machine without a GPU stopped only stage 3, after hours of prep,

@@ -705,6 +705,7 @@ def test_the_demo_talk_is_the_one_sate_prep_reads_first(tmp_path: Path, yaml_tex
     assert f"[mustc]   {tst / 'wav' / talk} -> {tmp_path / 'exp' / 'demo_talk.srt'}" in done.stderr.splitlines()
 
 
+@pytest.mark.slow
 def test_a_demo_talk_removed_since_prep_is_said_and_another_translated(tmp_path: Path) -> None:
     """The first talk of the split, its wav removed since stage 0 read it: stage 9 stopped on "missing
     .../ted_5.wav (a test recording ...). Run the earlier stages first.", which no stage makes (review of the

@@ -58,6 +58,7 @@ def test_report_gives_intervals_and_p_values_against_the_baseline(tmp_path: Path
     assert "p vs st (BLEU / chrF)" in table
 
 
+@pytest.mark.slow
 def test_a_baseline_given_that_is_no_system_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--baseline sta` (a typo) was ignored without a word: a table without p-values, exit 0."""
     for name, hyps in SYSTEMS.items():

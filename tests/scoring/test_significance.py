@@ -27,6 +27,7 @@ def write(tmp_path: Path, name: str, lines: list[str]) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_confidence_equals_the_cli(tmp_path: Path) -> None:
     ref, hyp = write(tmp_path, "ref.txt", REFS), write(tmp_path, "hyp.txt", GOOD)
     cli = subprocess.run([SACREBLEU, str(ref), "-i", str(hyp), "-m", "bleu", "chrf", "--confidence", "-f", "text"],
