@@ -1197,6 +1197,37 @@ def test_a_stopped_run_is_named_whole_by_prep_and_finishes_as_named(
 
 
 @pytest.mark.slow
+def test_a_stopped_run_moved_since_is_named_with_its_new_root(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        fixture_pairs: list[tuple[str, str]]) -> None:
+    """An unfinished corpus moved (or copied) to another folder: `sate prep` named the command its mark records, whose
+    --out is the old folder, and followed, it voiced a new corpus there, this one still refused (31st hostile pass).
+    The command names the root prep was given; run as named, it finishes this corpus, which then prepares."""
+    def tone(text: str, *args: object, **kwargs: object) -> np.ndarray:
+        return np.full(800 + 40 * len(text), 0.1, np.float32)
+
+    ding = tmp_path / "de-en"
+    ding.write_text("".join(f"{de} :: {en}\n" for en, de in fixture_pairs))
+    out, moved = tmp_path / "c", tmp_path / "moved"
+    given = ["synth", "--out", str(out), "--text", "ding", "--ding", str(ding), "--train-size", "6", "--seed", "1"]
+
+    def stopped(text: str, *args: object, **kwargs: object) -> np.ndarray:
+        raise SateError("stopped")
+
+    monkeypatch.setattr(synth, "speak", stopped)
+    assert main([*given, "--jobs", "1"]) == 2
+    out.rename(moved)
+    capsys.readouterr()
+    assert main(["prep", "--mustc-root", str(moved), "--out", str(tmp_path / "data")]) == 2
+    command = f"sate synth --out {moved} --text ding --ding {ding} --train-size 6 --seed 1"
+    assert capsys.readouterr().err.endswith(f"voiced anew; run it again: `{command}`, which finishes it\n")
+    monkeypatch.setattr(synth, "speak", tone)
+    assert main(command.split()[1:]) == 0
+    assert main(["prep", "--mustc-root", str(moved), "--out", str(tmp_path / "data")]) == 0
+    assert not out.exists()
+
+
+@pytest.mark.slow
 def test_an_engine_stuck_on_a_sentence_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An engine that never ended on a sentence held `sate synth` for ever, without a word (29th hostile pass). It is
     stopped after a time far beyond any sentence's (5 minutes and a tenth of a second a character), naming it."""
