@@ -357,6 +357,12 @@ def check_pairs(pairs: object) -> list[tuple[str, str]]:
         if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(side, str) for side in pair)):
             raise SateError(f"pairs[{n}]: expected an (English, German) pair of str, got {shown(pair)}")
         for side, text in zip(("English", "German"), pair, strict=True):
+            try:  # a lone surrogate (bytes read with errors="surrogateescape") was a UnicodeEncodeError traceback
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise SateError(f"pairs[{n}]: the {side} side {shown(text)} holds a lone surrogate, which is no "
+                                "character and cannot be written as UTF-8 (bytes decoded with "
+                                "errors='surrogateescape'?): give text decoded from its real encoding") from None
             if not text.strip() or text.splitlines() != [text]:
                 why = "is empty" if not text.strip() else "holds a line break"
                 raise SateError(f"pairs[{n}]: the {side} side {shown(text)} {why}: each side is one line of the "

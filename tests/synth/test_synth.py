@@ -415,6 +415,11 @@ def test_the_python_api_takes_each_side_of_a_pair_as_one_line(tmp_path: Path,
         ((fixture_pairs[dev][0], "Ende.\n"), f"pairs[{dev}]: the German side 'Ende.\\n' holds a line break"),
         (("  ", fixture_pairs[dev][1]), f"pairs[{dev}]: the English side '  ' is empty"),
         ((fixture_pairs[dev][0],), f"pairs[{dev}]: expected an (English, German) pair of str, got ("),
+        # 31st hostile pass: a UnicodeEncodeError traceback from the split rule's hash
+        (("Caf\udcc3\udca9 is open today.", fixture_pairs[dev][1]), f"pairs[{dev}]: the English side 'Caf\\udcc3"
+         "\\udca9 is open today.' holds a lone surrogate, which is no character and cannot be written as UTF-8"),
+        ((fixture_pairs[dev][0], "Das Caf\udcc3\udca9 ist offen."), f"pairs[{dev}]: the German side 'Das "
+         "Caf\\udcc3\\udca9 ist offen.' holds a lone surrogate"),
     ]
     for pair, says in cases:
         pairs = [*fixture_pairs[:dev], pair, *fixture_pairs[dev + 1:]]
