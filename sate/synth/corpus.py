@@ -363,6 +363,11 @@ def check_pairs(pairs: object) -> list[tuple[str, str]]:
                 raise SateError(f"pairs[{n}]: the {side} side {shown(text)} holds a lone surrogate, which is no "
                                 "character and cannot be written as UTF-8 (bytes decoded with "
                                 "errors='surrogateescape'?): give text decoded from its real encoding") from None
+            if "\0" in text:  # the engines read it as the text's end: the words after it went unvoiced, exit 0, and
+                # `sate prep` refused the split's text once the corpus was voiced (31st hostile pass)
+                raise SateError(f"pairs[{n}]: the {side} side {shown(text)} holds a NUL character, where an engine "
+                                "stops reading (the words after it are not voiced) and `sate prep` refuses a text "
+                                "file: remove it")
             if not text.strip() or text.splitlines() != [text]:
                 why = "is empty" if not text.strip() else "holds a line break"
                 raise SateError(f"pairs[{n}]: the {side} side {shown(text)} {why}: each side is one line of the "

@@ -151,6 +151,9 @@ def read_ding_pairs(path: Path) -> list[tuple[str, str]]:
                     if not binary:
                         wrong.append((number, err))
                     continue
+                if "\0" in line and not binary:  # its sentence voiced up to the NUL alone, exit 0 (31st hostile pass)
+                    raise SateError(f"{path}:{number}: a NUL byte, which no Ding text holds (an engine stops reading "
+                                    "a sentence there, and `sate prep` refuses a text file holding one): remove it")
                 utf8 += not line.isascii()
                 for pair in parse_ding_line(line):
                     if pair not in seen:

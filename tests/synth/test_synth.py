@@ -420,6 +420,9 @@ def test_the_python_api_takes_each_side_of_a_pair_as_one_line(tmp_path: Path,
          "\\udca9 is open today.' holds a lone surrogate, which is no character and cannot be written as UTF-8"),
         ((fixture_pairs[dev][0], "Das Caf\udcc3\udca9 ist offen."), f"pairs[{dev}]: the German side 'Das "
          "Caf\\udcc3\\udca9 ist offen.' holds a lone surrogate"),
+        # 31st hostile pass: espeak-ng voiced 'The house' alone, exit 0, and `sate prep` refused the text afterwards
+        (("The house\0 is very old.", fixture_pairs[dev][1]), f"pairs[{dev}]: the English side 'The house\\x00 is "
+         "very old.' holds a NUL character, where an engine stops reading"),
     ]
     for pair, says in cases:
         pairs = [*fixture_pairs[:dev], pair, *fixture_pairs[dev + 1:]]
@@ -1090,6 +1093,17 @@ def test_a_ding_file_not_in_utf8_is_refused_naming_its_line(tmp_path: Path, caps
     packed.write_bytes(gzip.compress("".join(lines * 50).encode("latin-1"), mtime=0))
     assert main(["synth", "--out", str(tmp_path / "c"), "--text", "ding", "--ding", str(packed)]) == 2
     assert "no example sentence pairs" in capsys.readouterr().err
+
+
+def test_a_nul_byte_in_a_ding_file_past_its_first_bytes_is_refused_naming_its_line(tmp_path: Path) -> None:
+    """A NUL byte in a Ding line past the bytes sniffed for binary data was read into a sentence pair, which
+    `build_corpus` now refuses as `pairs[N]`, naming no line of the file the user gave (31st hostile pass). The
+    reader names the file's line."""
+    lines = ["# a comment line of the header\n"] * 400 + ["Das Haus ist\0 sehr alt. :: The house is\0 very old.\n"]
+    ding = tmp_path / "de-en"
+    ding.write_text("".join(lines))
+    with pytest.raises(SateError, match=f"^{re.escape(str(ding))}:401: a NUL byte, which no Ding text holds"):
+        synth.read_ding_pairs(ding)
 
 
 def test_a_ding_file_with_lone_cr_line_ends_reads_as_with_lf(tmp_path: Path,
