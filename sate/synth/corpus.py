@@ -74,6 +74,7 @@ DEFAULT_TRAIN_SIZE = 3000
 DING_RATE = (0.8, 1.25)  # speaking-rate range of the Ding corpus (unchanged since its first release)
 PHRASEBOOK_RATE = (0.75, 1.35)  # wider for the phrasebook: more variety for the same sentences
 TRAIN_NOISE_SNR_DB = (25.0, 45.0)  # light white noise on phrasebook train talks, one level per talk
+_TALK_TMP: list[str] = []  # in a voicing process: the temporary folder of the talk it voices, while it has one
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,7 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     segments = []
     cursor = len(pieces[0])
     with tempfile.TemporaryDirectory() as tmp:
+        _TALK_TMP[:] = [tmp]  # for a second stop to remove (`_exit_now`)
         for en, de in talk.pairs:
             audio = speak(en, talk.voice, rate=rng.uniform(*talk.rate), pitch=rng.random(), workdir=Path(tmp))
             gap = np.zeros(int(rng.uniform(0.2, 0.6) * SAMPLE_RATE), np.float32)
@@ -201,6 +203,7 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
                              "speaker_id": f"spk.{talk.number}", "wav": talk.wav_name, "en": en, "de": de})
             pieces += [audio, gap]
             cursor += len(audio) + len(gap)
+    _TALK_TMP.clear()
     wav = np.concatenate(pieces)
     if talk.noise_snr_db is not None:
         wav = add_noise(wav, talk.noise_snr_db, talk.seed)
@@ -487,7 +490,24 @@ def _worker_signals(parent: int) -> None:
 
 
 def _exit_quietly(signum: int, frame: FrameType | None) -> None:
+    """The first SIGTERM or SIGHUP ends the worker by unwinding; a later one ends it at once, removing the talk's
+    temporary folder itself. A stop that reached the worker twice (a scheduler's SIGTERM to the whole job, then the
+    pool's or `end_with_parent`'s) raised a second SystemExit inside the unwinding, often in the folder's removal,
+    which was left in TMPDIR (31st hostile pass: about one `kill -TERM -- -PGID` in eight). Not ignored: a SystemExit
+    raised inside libsndfile's callbacks is swallowed, and only a later signal ends that worker."""
+    for other in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(other, _exit_now)
     raise SystemExit(128 + signum)
+
+
+def _exit_now(signum: int, frame: FrameType | None) -> None:
+    """A later stop: inside a talk's voicing, remove its temporary folder and end at once; elsewhere (writing the
+    talk's wav and record, whose temporary files the unwinding removes) unwind as the first stop does."""
+    if not _TALK_TMP:
+        raise SystemExit(128 + signum)
+    for tmp in _TALK_TMP:
+        shutil.rmtree(tmp, ignore_errors=True)
+    os._exit(128 + signum)
 
 
 def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], talks: list[Talk], tgt_lang: str,

@@ -1306,3 +1306,43 @@ def test_an_unvoiced_train_split_is_named_as_empty_by_prep(tmp_path: Path, capsy
                                        "leave it out with --splits, naming the others\n")
     assert main(["prep", "--mustc-root", str(out), "--out", str(tmp_path / "data"), "--splits", "dev",
                  "tst-COMMON", "tst-heldout"]) == 0
+
+
+@pytest.mark.slow
+def test_a_second_stop_while_a_worker_unwinds_leaves_no_temporary_folder(tmp_path: Path) -> None:
+    """A voicing process stopped twice (a scheduler's SIGTERM to the whole job, then the pool's or the command's end)
+    raised a second SystemExit inside its unwinding, often in the removal of the talk's temporary folder, which was
+    left in TMPDIR (31st hostile pass: about one `kill -TERM -- -PGID` of `sate synth` in eight). The second stop
+    removes the folder itself and ends the process."""
+    import multiprocessing
+    import tempfile
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+
+    def worker() -> None:
+        tempfile.tempdir = str(temp)
+        signal.signal(signal.SIGTERM, synth._exit_quietly)  # as `_worker_signals` installs it
+        real, sent = shutil.rmtree, []
+
+        def rmtree(*args: object, **kwargs: object) -> None:  # the second stop lands in the folder's removal
+            if not sent:
+                sent.append(True)
+                os.kill(os.getpid(), signal.SIGTERM)
+            real(*args, **kwargs)
+
+        def speak(*args: object, **kwargs: object) -> None:  # the first while the engine voices
+            (Path(kwargs["workdir"]) / "utt.wav").write_bytes(b"RIFF")
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(10)
+
+        shutil.rmtree = rmtree  # type: ignore[assignment]  # in the forked process alone
+        synth.speak = speak  # type: ignore[assignment]
+        talk = synth.Talk("dev", 1, voices.Voice("espeak", "en-us+m1"), 0, [("Hello there, my friend.", "Hallo.")])
+        synth.voice_talk((talk, tmp_path / "dev"))
+
+    process = multiprocessing.get_context("fork").Process(target=worker)
+    process.start()
+    process.join(30)
+    assert process.exitcode == 128 + signal.SIGTERM
+    assert list(temp.iterdir()) == []
