@@ -1346,3 +1346,20 @@ def test_a_second_stop_while_a_worker_unwinds_leaves_no_temporary_folder(tmp_pat
     process.join(30)
     assert process.exitcode == 128 + signal.SIGTERM
     assert list(temp.iterdir()) == []
+
+
+def test_a_wav_written_onto_a_full_disk_is_not_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """espeak-ng and flite writing to a full TMPDIR end 0 with a valid wav cut short (a 4.5 s sentence as 1.1 s on a
+    48 KiB tmpfs): the segment said less than its transcript, exit 0 (hand29y's leftover; 31st hostile pass). Less
+    than 64 KiB left where the engine wrote is refused, saying so and to set TMPDIR; a disk with room is not."""
+    speech = tmp_path / "speech.wav"
+    sf.write(speech, 0.3 * np.sin(np.arange(8000, dtype=np.float32) / 5), voices.SAMPLE_RATE)
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: real(path)._replace(free=4096))
+    message = failing_espeak(tmp_path, monkeypatch, f'cp {speech} "$out"')
+    assert message == (f"espeak-ng failed on voice en-us+m3 voicing 'Hello there, my friend.': the disk it wrote "
+                       f"{tmp_path / 'utt.wav'} on is full (4 KiB free there), so the audio may be cut short (an "
+                       "engine on a full disk ends with status 0); free some space there, or set TMPDIR to another "
+                       "disk")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: real(path)._replace(free=voices.MIN_FREE_BYTES))
+    assert voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path).size
