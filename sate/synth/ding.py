@@ -140,6 +140,8 @@ def read_ding_pairs(path: Path) -> list[tuple[str, str]]:
         head = f.read(SNIFF)
         # binary data (the .deb, a .gz given for the text) has no pairs, and the caller says so: not "convert it"
         binary = known_kind(head) is not None or b"\0" in head
+        if binary:  # read no further: a disk image given by mistake was read whole (300 MB in 7 s) for no pair
+            return []
         f.seek(0)
         # Latin-1 maps each byte to one character, so the lines are split as text mode splits them (CR and LF are
         # never part of a UTF-8 sequence), and each is decoded from its own bytes
@@ -148,10 +150,9 @@ def read_ding_pairs(path: Path) -> list[tuple[str, str]]:
                 try:
                     line = raw.encode("latin-1").decode("utf-8")
                 except UnicodeDecodeError as err:
-                    if not binary:
-                        wrong.append((number, err))
+                    wrong.append((number, err))
                     continue
-                if "\0" in line and not binary:  # its sentence voiced up to the NUL alone, exit 0 (31st hostile pass)
+                if "\0" in line:  # its sentence voiced up to the NUL alone, exit 0 (31st hostile pass)
                     raise SateError(f"{path}:{number}: a NUL byte, which no Ding text holds (an engine stops reading "
                                     "a sentence there, and `sate prep` refuses a text file holding one): remove it")
                 utf8 += not line.isascii()

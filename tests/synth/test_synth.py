@@ -1106,6 +1106,16 @@ def test_a_nul_byte_in_a_ding_file_past_its_first_bytes_is_refused_naming_its_li
         synth.read_ding_pairs(ding)
 
 
+def test_a_binary_file_given_for_the_ding_text_is_not_read_past_its_head(
+        tmp_path: Path, fixture_pairs: list[tuple[str, str]]) -> None:
+    """A binary file given as --ding (a disk image, by mistake) was read whole, line by line, for pairs it cannot
+    hold: 300 MB took 7 s, so a disk image minutes, before "no example sentence pairs" (31st hostile pass). Binary
+    data is read no further than the bytes sniffed: it has no pairs, whatever follows."""
+    ding = tmp_path / "image"
+    ding.write_bytes(b"\0" * 16 + "".join(f"\n{de} :: {en}" for en, de in fixture_pairs).encode())
+    assert synth.read_ding_pairs(ding) == []
+
+
 def test_a_ding_file_with_lone_cr_line_ends_reads_as_with_lf(tmp_path: Path,
                                                               fixture_pairs: list[tuple[str, str]]) -> None:
     """A Ding file with classic-Mac line ends (a lone CR) was read as text mode reads it, line by line, until the
