@@ -1102,7 +1102,23 @@ def test_a_nul_byte_in_a_ding_file_past_its_first_bytes_is_refused_naming_its_li
     lines = ["# a comment line of the header\n"] * 400 + ["Das Haus ist\0 sehr alt. :: The house is\0 very old.\n"]
     ding = tmp_path / "de-en"
     ding.write_text("".join(lines))
-    with pytest.raises(SateError, match=f"^{re.escape(str(ding))}:401: a NUL byte, which no Ding text holds"):
+    with pytest.raises(SateError, match=f"^{re.escape(str(ding))}:401: a NUL byte in a sentence pair, which no Ding"):
+        synth.read_ding_pairs(ding)
+
+
+@pytest.mark.parametrize("before", [3, 400])
+def test_a_stray_nul_in_a_ding_comment_is_read_as_before(tmp_path: Path, fixture_pairs: list[tuple[str, str]],
+                                                          before: int) -> None:
+    """A good Ding file with a stray NUL in a `#` comment of its first 8 KiB was called binary and refused as "no
+    example sentence pairs: is it the Ding file?", where it had read all its pairs; past the head, the comment was
+    refused as `FILE:LINE` (review31y). A NUL no pair holds is never voiced: the file reads as without it. A NUL in a
+    sentence of the head is refused naming its line."""
+    lines = ["# a comment line of the header\n"] * before + [f"{de} :: {en}\n" for en, de in fixture_pairs]
+    ding = tmp_path / "de-en"
+    ding.write_text("".join(lines[:2] + ["# a comment with a stray \0 NUL\n"] + lines[2:]))
+    assert synth.read_ding_pairs(ding) == list(dict.fromkeys(fixture_pairs))
+    ding.write_text("".join(lines[:2] + ["Das Haus ist\0 sehr alt. :: The house is\0 very old.\n"] + lines[2:]))
+    with pytest.raises(SateError, match=f"^{re.escape(str(ding))}:3: a NUL byte in a sentence pair"):
         synth.read_ding_pairs(ding)
 
 
@@ -1110,9 +1126,13 @@ def test_a_binary_file_given_for_the_ding_text_is_not_read_past_its_head(
         tmp_path: Path, fixture_pairs: list[tuple[str, str]]) -> None:
     """A binary file given as --ding (a disk image, by mistake) was read whole, line by line, for pairs it cannot
     hold: 300 MB took 7 s, so a disk image minutes, before "no example sentence pairs" (31st hostile pass). Binary
-    data is read no further than the bytes sniffed: it has no pairs, whatever follows."""
+    data (its first bytes more than 1% NUL, as a disk image's zeroed sectors) is read no further than the bytes
+    sniffed: it has no pairs, whatever follows."""
     ding = tmp_path / "image"
-    ding.write_bytes(b"\0" * 16 + "".join(f"\n{de} :: {en}" for en, de in fixture_pairs).encode())
+    ding.write_bytes(b"\0" * 512 + "".join(f"\n{de} :: {en}" for en, de in fixture_pairs).encode())
+    assert synth.read_ding_pairs(ding) == []
+    noise = bytes(range(1, 256)) * 40  # compressed data without NULs: not UTF-8, and control bytes in it
+    ding.write_bytes(noise + "".join(f"\n{de} :: {en}" for en, de in fixture_pairs).encode())
     assert synth.read_ding_pairs(ding) == []
 
 
