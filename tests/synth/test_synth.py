@@ -1378,18 +1378,45 @@ def test_a_second_stop_while_a_worker_unwinds_leaves_no_temporary_folder(tmp_pat
     assert list(temp.iterdir()) == []
 
 
+def fake_statvfs(monkeypatch: pytest.MonkeyPatch, *, blocks: int, bfree: int, bavail: int, euid: int) -> None:
+    """`os.statvfs` reporting these 1 KiB blocks, and `os.geteuid` this user, as `speak` reads them."""
+    monkeypatch.setattr(os, "statvfs", lambda path: os.statvfs_result((1024, 1024, blocks, bfree, bavail, 0, 0, 0, 0,
+                                                                        255)))
+    monkeypatch.setattr(os, "geteuid", lambda: euid)
+
+
 def test_a_wav_written_onto_a_full_disk_is_not_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """espeak-ng and flite writing to a full TMPDIR end 0 with a valid wav cut short (a 4.5 s sentence as 1.1 s on a
     48 KiB tmpfs): the segment said less than its transcript, exit 0 (hand29y's leftover; 31st hostile pass). Less
-    than 64 KiB left where the engine wrote is refused, saying so and to set TMPDIR; a disk with room is not."""
+    than 64 KiB left where the engine wrote, its wav counted as free, or the disk filled, is refused, saying so and
+    to set TMPDIR; a disk with room is not."""
+    speech = tmp_path / "speech.wav"
+    sf.write(speech, 0.3 * np.sin(np.arange(8000, dtype=np.float32) / 5), voices.SAMPLE_RATE)  # 16 KiB
+    fake_statvfs(monkeypatch, blocks=48, bfree=0, bavail=0, euid=1000)  # the 48 KiB tmpfs, filled
+    message = failing_espeak(tmp_path, monkeypatch, f'cp {speech} "$out"')
+    assert message == (f"espeak-ng on voice en-us+m3 voicing 'Hello there, my friend.' ended with status 0, but the "
+                       f"disk it wrote {tmp_path / 'utt.wav'} on is full (0 KiB free there), so the wav may be cut "
+                       "short; free some space there, or set TMPDIR to another disk")
+    fake_statvfs(monkeypatch, blocks=1 << 20, bfree=1 << 19, bavail=64, euid=1000)  # 64 KiB free for a user
+    assert voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path).size
+
+
+@pytest.mark.parametrize(("blocks", "bfree", "bavail", "euid"), [
+    (0, 0, 0, 1000),  # ramfs: no figures, and no limit
+    (16384, 2048, 0, 0),  # root, on a disk full to users: root writes into the 2 MiB reserved for it
+    (16384, 59, 59, 1000),  # the sentence's own 16 KiB took it under 64 KiB
+])
+def test_a_wav_written_whole_is_not_called_cut_by_the_free_space_figures(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, blocks: int, bfree: int, bavail: int, euid: int) -> None:
+    """The full-disk stop read users' free space after the engine wrote: ramfs (statvfs all zeros), root on a disk
+    whose free space is in root's reserved blocks, and a disk the whole wav itself took under 64 KiB were refused as
+    full, where main built the same corpus (review31y). What this process may write, its wav counted, is checked."""
     speech = tmp_path / "speech.wav"
     sf.write(speech, 0.3 * np.sin(np.arange(8000, dtype=np.float32) / 5), voices.SAMPLE_RATE)
-    real = shutil.disk_usage
-    monkeypatch.setattr(shutil, "disk_usage", lambda path: real(path)._replace(free=4096))
-    message = failing_espeak(tmp_path, monkeypatch, f'cp {speech} "$out"')
-    assert message == (f"espeak-ng failed on voice en-us+m3 voicing 'Hello there, my friend.': the disk it wrote "
-                       f"{tmp_path / 'utt.wav'} on is full (4 KiB free there), so the audio may be cut short (an "
-                       "engine on a full disk ends with status 0); free some space there, or set TMPDIR to another "
-                       "disk")
-    monkeypatch.setattr(shutil, "disk_usage", lambda path: real(path)._replace(free=voices.MIN_FREE_BYTES))
+    engine = tmp_path / "bin" / "espeak-ng"
+    engine.parent.mkdir()
+    engine.write_text(f'#!/bin/bash\ncat >/dev/null\nwhile [ "$1" != -w ]; do shift; done; cp {speech} "$2"\n')
+    engine.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{engine.parent}{os.pathsep}{os.environ['PATH']}")
+    fake_statvfs(monkeypatch, blocks=blocks, bfree=bfree, bavail=bavail, euid=euid)
     assert voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path).size
