@@ -213,13 +213,20 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     encoded = io.BytesIO()
     sf.write(encoded, wav * min(1.0, 0.95 / peak), SAMPLE_RATE, subtype="PCM_16", format="WAV")
     wav_path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_open(wav_path, "wb") as f:
-        f.write(encoded.getbuffer())
-    sidecar.parent.mkdir(parents=True, exist_ok=True)
-    # the wav's digest recorded: a talk a later plan drops is removed only while its wav is still the one voiced here
-    record = {"fingerprint": fingerprint, "segments": segments,
-              "sha256": hashlib.sha256(encoded.getbuffer()).hexdigest()}
-    atomic_write_text(sidecar, json.dumps(record, ensure_ascii=False))
+    # a stop waits for the wav and its record (a finished talk, reused): a second stop landing in the first's
+    # removal of a temporary file left that `.tmp` in the corpus (review31y)
+    stops = {signal.SIGTERM, signal.SIGHUP}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    try:
+        with atomic_open(wav_path, "wb") as f:
+            f.write(encoded.getbuffer())
+        sidecar.parent.mkdir(parents=True, exist_ok=True)
+        # the wav's digest recorded: a talk a later plan drops is removed only while its wav is the one voiced here
+        record = {"fingerprint": fingerprint, "segments": segments,
+                  "sha256": hashlib.sha256(encoded.getbuffer()).hexdigest()}
+        atomic_write_text(sidecar, json.dumps(record, ensure_ascii=False))
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
     return segments
 
 

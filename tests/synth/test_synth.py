@@ -1420,3 +1420,42 @@ def test_a_wav_written_whole_is_not_called_cut_by_the_free_space_figures(
     monkeypatch.setenv("PATH", f"{engine.parent}{os.pathsep}{os.environ['PATH']}")
     fake_statvfs(monkeypatch, blocks=blocks, bfree=bfree, bavail=bavail, euid=euid)
     assert voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path).size
+
+
+@pytest.mark.slow
+def test_a_second_stop_while_a_talk_is_written_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """A voicing process stopped while it wrote its talk's wav unwound, and a second stop (the pool's or the command's
+    end) landing in the removal of the wav's temporary file left that `.tmp` in the corpus (review31y). A stop waits
+    for the wav and its record, then ends the process: the talk is finished, and nothing else is left."""
+    import multiprocessing
+    from contextlib import contextmanager
+
+    from sate import files
+
+    talk = synth.Talk("dev", 1, voices.Voice("espeak", "en-us+m1"), 0, [("Hello there, my friend.", "Hallo.")])
+
+    def worker() -> None:
+        signal.signal(signal.SIGTERM, synth._exit_quietly)  # as `_worker_signals` installs it
+        real_open, real_discard = synth.atomic_open, files._discard
+
+        @contextmanager
+        def atomic_open(*args: object, **kwargs: object):  # noqa: ANN202  # the first stop lands in the write
+            with real_open(*args, **kwargs) as f:
+                os.kill(os.getpid(), signal.SIGTERM)
+                yield f
+
+        def discard(tmp: Path) -> None:  # the second in the temporary file's removal
+            os.kill(os.getpid(), signal.SIGTERM)
+            real_discard(tmp)
+
+        synth.atomic_open = atomic_open  # type: ignore[assignment]  # in the forked process alone
+        files._discard = discard  # type: ignore[assignment]
+        synth.speak = lambda *args, **kwargs: np.full(1600, 0.3, np.float32)  # type: ignore[assignment]
+        synth.voice_talk((talk, tmp_path / "dev"))
+
+    process = multiprocessing.get_context("fork").Process(target=worker)
+    process.start()
+    process.join(30)
+    assert process.exitcode == 128 + signal.SIGTERM
+    assert [p.name for p in (tmp_path / "dev" / "wav").iterdir()] == [talk.wav_name]
+    assert (tmp_path / "dev" / ".synth" / f"{Path(talk.wav_name).stem}.json").exists()
