@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import os
 import re
+import shlex
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from sate.data.manifest import (
     trailing_blank_lines,
 )
 from sate.data.rows import RowFilter, SplitResult, audio_info
-from sate.errors import SateError, first_few, one_line, shown
+from sate.errors import SateError, first_few, one_line, shell_word, shown
 from sate.files import few_paths, not_a_directory
 from sate.numbers import decimal
 
@@ -295,9 +296,23 @@ def _synth_again(mustc_dir: Path, mustc_root: Path) -> str:
     except OSError:
         command = ""
     if command.startswith("sate synth "):
-        return f"run it again: `{one_line(command)}`"
+        return f"run it again: `{one_line(_moved_out(command, mustc_root))}`"
     return (f"run the `sate synth` (or `build_corpus`) that made it again, with all its options (--text, --ding, the "
             f"sizes, --seed) and --out {mustc_root}")
+
+
+def _moved_out(command: str, mustc_root: Path) -> str:
+    """``command`` with its --out made ``mustc_root`` where the corpus was made elsewhere and moved (or copied) here:
+    followed as recorded, it voiced a new corpus at the old place and left this one unfinished (31st hostile pass)."""
+    try:
+        words = shlex.split(command)
+        at = words.index("--out") + 1
+        if at >= len(words) or os.path.realpath(words[at]) == os.path.realpath(mustc_root):
+            return command
+    except (ValueError, OSError):
+        return command
+    words[at] = str(mustc_root)
+    return " ".join(shell_word(word) if n == at else shlex.quote(word) for n, word in enumerate(words))
 
 
 def prepare(mustc_root: Path, tgt_lang: str, splits: list[str] | None, row_filter: RowFilter) -> list[SplitResult]:

@@ -74,6 +74,7 @@ DEFAULT_TRAIN_SIZE = 3000
 DING_RATE = (0.8, 1.25)  # speaking-rate range of the Ding corpus (unchanged since its first release)
 PHRASEBOOK_RATE = (0.75, 1.35)  # wider for the phrasebook: more variety for the same sentences
 TRAIN_NOISE_SNR_DB = (25.0, 45.0)  # light white noise on phrasebook train talks, one level per talk
+_TALK_TMP: list[str] = []  # in a voicing process: the temporary folder of the talk it voices, while it has one
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,7 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     segments = []
     cursor = len(pieces[0])
     with tempfile.TemporaryDirectory() as tmp:
+        _TALK_TMP[:] = [tmp]  # for a second stop to remove (`_exit_now`)
         for en, de in talk.pairs:
             audio = speak(en, talk.voice, rate=rng.uniform(*talk.rate), pitch=rng.random(), workdir=Path(tmp))
             gap = np.zeros(int(rng.uniform(0.2, 0.6) * SAMPLE_RATE), np.float32)
@@ -201,6 +203,7 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
                              "speaker_id": f"spk.{talk.number}", "wav": talk.wav_name, "en": en, "de": de})
             pieces += [audio, gap]
             cursor += len(audio) + len(gap)
+    _TALK_TMP.clear()
     wav = np.concatenate(pieces)
     if talk.noise_snr_db is not None:
         wav = add_noise(wav, talk.noise_snr_db, talk.seed)
@@ -210,13 +213,20 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     encoded = io.BytesIO()
     sf.write(encoded, wav * min(1.0, 0.95 / peak), SAMPLE_RATE, subtype="PCM_16", format="WAV")
     wav_path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_open(wav_path, "wb") as f:
-        f.write(encoded.getbuffer())
-    sidecar.parent.mkdir(parents=True, exist_ok=True)
-    # the wav's digest recorded: a talk a later plan drops is removed only while its wav is still the one voiced here
-    record = {"fingerprint": fingerprint, "segments": segments,
-              "sha256": hashlib.sha256(encoded.getbuffer()).hexdigest()}
-    atomic_write_text(sidecar, json.dumps(record, ensure_ascii=False))
+    # a stop waits for the wav and its record (a finished talk, reused): a second stop landing in the first's
+    # removal of a temporary file left that `.tmp` in the corpus (review31y)
+    stops = {signal.SIGTERM, signal.SIGHUP}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    try:
+        with atomic_open(wav_path, "wb") as f:
+            f.write(encoded.getbuffer())
+        sidecar.parent.mkdir(parents=True, exist_ok=True)
+        # the wav's digest recorded: a talk a later plan drops is removed only while its wav is the one voiced here
+        record = {"fingerprint": fingerprint, "segments": segments,
+                  "sha256": hashlib.sha256(encoded.getbuffer()).hexdigest()}
+        atomic_write_text(sidecar, json.dumps(record, ensure_ascii=False))
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
     return segments
 
 
@@ -357,6 +367,17 @@ def check_pairs(pairs: object) -> list[tuple[str, str]]:
         if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(side, str) for side in pair)):
             raise SateError(f"pairs[{n}]: expected an (English, German) pair of str, got {shown(pair)}")
         for side, text in zip(("English", "German"), pair, strict=True):
+            try:  # a lone surrogate (bytes read with errors="surrogateescape") was a UnicodeEncodeError traceback
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise SateError(f"pairs[{n}]: the {side} side {shown(text)} holds a lone surrogate, which is no "
+                                "character and cannot be written as UTF-8 (bytes decoded with "
+                                "errors='surrogateescape'?): give text decoded from its real encoding") from None
+            if "\0" in text:  # the engines read it as the text's end: the words after it went unvoiced, exit 0, and
+                # `sate prep` refused the split's text once the corpus was voiced (31st hostile pass)
+                raise SateError(f"pairs[{n}]: the {side} side {shown(text)} holds a NUL character, where an engine "
+                                "stops reading (the words after it are not voiced) and `sate prep` refuses a text "
+                                "file: remove it")
             if not text.strip() or text.splitlines() != [text]:
                 why = "is empty" if not text.strip() else "holds a line break"
                 raise SateError(f"pairs[{n}]: the {side} side {shown(text)} {why}: each side is one line of the "
@@ -476,7 +497,24 @@ def _worker_signals(parent: int) -> None:
 
 
 def _exit_quietly(signum: int, frame: FrameType | None) -> None:
+    """The first SIGTERM or SIGHUP ends the worker by unwinding; a later one ends it at once, removing the talk's
+    temporary folder itself. A stop that reached the worker twice (a scheduler's SIGTERM to the whole job, then the
+    pool's or `end_with_parent`'s) raised a second SystemExit inside the unwinding, often in the folder's removal,
+    which was left in TMPDIR (31st hostile pass: about one `kill -TERM -- -PGID` in eight). Not ignored: a SystemExit
+    raised inside libsndfile's callbacks is swallowed, and only a later signal ends that worker."""
+    for other in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(other, _exit_now)
     raise SystemExit(128 + signum)
+
+
+def _exit_now(signum: int, frame: FrameType | None) -> None:
+    """A later stop: inside a talk's voicing, remove its temporary folder and end at once; elsewhere (writing the
+    talk's wav and record, whose temporary files the unwinding removes) unwind as the first stop does."""
+    if not _TALK_TMP:
+        raise SystemExit(128 + signum)
+    for tmp in _TALK_TMP:
+        shutil.rmtree(tmp, ignore_errors=True)
+    os._exit(128 + signum)
 
 
 def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], talks: list[Talk], tgt_lang: str,

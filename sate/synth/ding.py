@@ -127,6 +127,22 @@ def _first_sentence(entry: str) -> str | None:
     return None
 
 
+def _binary(head: bytes) -> bool:
+    """Whether a file's first bytes are binary data (the .deb, a .gz or a disk image given for the text), which holds
+    no pair and is read no further. A stray NUL in a good file's comment is not: that file was refused as "is it the
+    Ding file?" where it had read all its pairs (review31y). Nor is an older Ding release's ISO-8859-1 text, which
+    is told to convert: not UTF-8, but free of control bytes."""
+    if known_kind(head) is not None or head.count(0) > len(head) // 100:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.reason == "unexpected end of data" and len(head) - err.start < 4:
+            return False  # a character cut at the head's end
+        return any(byte < 0x20 and byte not in b"\t\n\r\f\v" for byte in head)
+    return False
+
+
 def read_ding_pairs(path: Path) -> list[tuple[str, str]]:
     """All distinct (English, German) sentence pairs of the dictionary, in file order. Read as UTF-8, strictly: an
     older Ding release is ISO-8859-1, whose umlauts were read as U+FFFD and voiced into the corpus's German, half of
@@ -139,7 +155,8 @@ def read_ding_pairs(path: Path) -> list[tuple[str, str]]:
     with open(path, "rb") as f:
         head = f.read(SNIFF)
         # binary data (the .deb, a .gz given for the text) has no pairs, and the caller says so: not "convert it"
-        binary = known_kind(head) is not None or b"\0" in head
+        if _binary(head):  # read no further: a disk image given by mistake was read whole (300 MB in 7 s) for no pair
+            return []
         f.seek(0)
         # Latin-1 maps each byte to one character, so the lines are split as text mode splits them (CR and LF are
         # never part of a UTF-8 sequence), and each is decoded from its own bytes
@@ -148,11 +165,16 @@ def read_ding_pairs(path: Path) -> list[tuple[str, str]]:
                 try:
                     line = raw.encode("latin-1").decode("utf-8")
                 except UnicodeDecodeError as err:
-                    if not binary:
-                        wrong.append((number, err))
+                    wrong.append((number, err))
                     continue
                 utf8 += not line.isascii()
                 for pair in parse_ding_line(line):
+                    # its sentence voiced up to the NUL alone, exit 0 (31st hostile pass); a NUL in a comment or a
+                    # line that gives no pair is never voiced, and such a file read whole before (review31y)
+                    if "\0" in pair[0] + pair[1]:
+                        raise SateError(f"{path}:{number}: a NUL byte in a sentence pair, which no Ding text holds (an "
+                                        "engine stops reading a sentence there, and `sate prep` refuses a text file "
+                                        "holding one): remove it")
                     if pair not in seen:
                         seen.add(pair)
                         pairs.append(pair)

@@ -11,6 +11,7 @@ its training voices add more espeak-ng variants and accents (`training_pool`).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -31,6 +32,10 @@ SAMPLE_RATE = 16000
 ENGINE_TIMEOUT_S, ENGINE_TIMEOUT_PER_CHAR_S = 300.0, 0.1
 ENGINE_POLL_S = 1.0  # how often a running engine's time is counted (a pause counts as one such wait at most)
 SILENCE = 0.01  # a sample this loud or quieter is silence (the engine's leading and trailing pause)
+# Less free space than this where an engine wrote, its own wav counted as free: the disk is full, and its wav may be
+# cut short (a second of audio is 32 KiB at 16 kHz, 44 KiB at flite's and espeak-ng's 22,050 Hz)
+MIN_FREE_BYTES = 64 * 1024
+FILLED_BYTES = 4096  # less than a block left once an engine ends: it filled the disk, and its wav may be cut short
 ESPEAK_ACCENTS = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-us-nyc")
 ESPEAK_VARIANTS = tuple(f"m{i}" for i in range(1, 8)) + tuple(f"f{i}" for i in range(1, 5))
 FLITE_VOICES = ("awb", "slt", "kal16")
@@ -219,14 +224,34 @@ def speak(text: str, voice: Voice, rate: float, pitch: float, workdir: Path) -> 
         # leading pause alone (or a header alone), and "give a sentence of words" blamed the sentence (review29y)
         raise SateError(f"{voiced} writing {out}: its file was cut short ({_free(workdir)}; a full disk? set TMPDIR "
                         "to another one)")
+    free = _free_bytes(workdir)
+    # the wav's own bytes were free before it: a whole 10 s sentence on 500 KiB free was refused (review31y)
+    if free is not None and (free < FILLED_BYTES or free + out.stat().st_size < MIN_FREE_BYTES):
+        # an engine writing to a full disk ends 0 with a valid wav cut short (espeak-ng and flite alike, 4.5 s of
+        # speech as 1.1 s on a 48 KiB tmpfs): the segment said less than its transcript, exit 0 (hand29y's leftover)
+        raise SateError(f"{cmd[0]} on voice {voice.name} voicing {shown(text)} ended with status 0, but the disk it "
+                        f"wrote {out} on is full ({_free(workdir)}), so the wav may be cut short; free some space "
+                        "there, or set TMPDIR to another disk")
     return audio
+
+
+def _free_bytes(folder: Path) -> int | None:
+    """The bytes this process may still write where the engine wrote (root's count the blocks reserved for root,
+    which root writes into), None where the file system gives no figures (ramfs: all zeros, and no limit) or they
+    cannot be read. Users' free space alone refused root's whole wavs, and ramfs's zeros every wav (review31y)."""
+    try:
+        stat = os.statvfs(folder)
+    except OSError:
+        return None
+    if stat.f_blocks == 0:
+        return None
+    return (stat.f_bfree if os.geteuid() == 0 else stat.f_bavail) * stat.f_frsize
 
 
 def _free(folder: Path) -> str:
     """How much space is left where the engine wrote, as a line says it."""
-    try:
-        free = shutil.disk_usage(folder).free
-    except OSError:
+    free = _free_bytes(folder)
+    if free is None:
         return "free space unknown"
     return f"{free // 1024:,} KiB free there" if free < 1 << 30 else f"{free / (1 << 30):.1f} GiB free there"
 
