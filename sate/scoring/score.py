@@ -235,13 +235,25 @@ def subword_note(path: Path, lines: Sequence[str]) -> str | None:
 
 
 def bom_note(path: Path, lines: Sequence[str]) -> str | None:
-    """A note when `path` begins with a byte-order mark (Windows editors save "UTF-8 with BOM"): sacreBLEU scores it
-    as part of the first word, as `sate score` does to agree with it, and the first sentence lost its matches
-    without a word (100 BLEU of a file against itself re-saved so was 98.3: twenty-second hostile pass)."""
-    if lines and lines[0].startswith("\ufeff"):
+    """A note when a line of `path` begins with a byte-order mark (Windows editors save "UTF-8 with BOM"): sacreBLEU
+    scores it as part of the first word, as `sate score` does to agree with it, and the sentence lost its matches
+    without a word (100 BLEU of a file against itself re-saved so was 98.3: twenty-second hostile pass). Files that
+    each open with one, joined with `cat`, hold it at a later line's start, which the note missed (91.1 BLEU of four
+    lines against themselves, 31st hostile pass)."""
+    marked = [number for number, line in enumerate(lines, 1) if line.startswith("\ufeff")]
+    if marked == [1]:
         return (f"sate score: note: {one_line(str(path))} begins with a byte-order mark (U+FEFF), scored as part of "
                 "its first word as sacrebleu scores it; remove it to score the text alone "
                 "(sed -i '1s/^\\xEF\\xBB\\xBF//')")
+    if len(marked) == 1:
+        return (f"sate score: note: line {marked[0]} of {one_line(str(path))} begins with a byte-order mark (U+FEFF: "
+                "files saved with one, joined with cat?), scored as part of its first word as sacrebleu scores it; "
+                "remove it to score the text alone (sed -i 's/^\\xEF\\xBB\\xBF//')")
+    if marked:
+        where = ", ".join(map(str, marked[:5])) + (", ..." if len(marked) > 5 else "")
+        return (f"sate score: note: {len(marked)} lines of {one_line(str(path))} begin with a byte-order mark (U+FEFF; "
+                f"lines {where}: files saved with one, joined with cat?), each scored as part of its line's first word "
+                "as sacrebleu scores it; remove them to score the text alone (sed -i 's/^\\xEF\\xBB\\xBF//')")
     return None
 
 

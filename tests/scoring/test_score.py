@@ -307,6 +307,35 @@ def test_a_byte_order_mark_is_scored_as_sacrebleu_scores_it_with_a_note(tmp_path
     assert err == "" and json.loads(out)[0]["score"] == 100
 
 
+def test_a_byte_order_mark_at_a_later_lines_start_gets_the_note(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                               sacrebleu_cli: Callable[..., str]) -> None:
+    """Reference files that each open with a mark, joined with `cat`, hold one at a later line's start: 91.1 BLEU of
+    the text against itself, without a word, where the note looked at the first line only (31st hostile pass). The
+    note names the line, and its `sed` gives 100."""
+    first, second, ref = tmp_path / "a.de", tmp_path / "b.de", tmp_path / "ref.de"
+    first.write_text("\n".join(REFS[:3]) + "\n", encoding="utf-8")
+    second.write_text("\n".join(REFS[3:]) + "\n", encoding="utf-8-sig")
+    ref.write_bytes(first.read_bytes() + second.read_bytes())
+    hyp = tmp_path / "hyp.de"
+    hyp.write_text("\n".join(REFS) + "\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref), "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert out == sacrebleu_cli(ref, hyp) and json.loads(out)[1]["score"] < 100
+    assert err == (f"sate score: note: line 4 of {ref} begins with a byte-order mark (U+FEFF: files saved with one, "
+                   "joined with cat?), scored as part of its first word as sacrebleu scores it; remove it to score the "
+                   "text alone (sed -i 's/^\\xEF\\xBB\\xBF//')\n")
+    ref.write_bytes(second.read_bytes() + second.read_bytes())  # two marks: both named
+    hyp.write_text("\n".join(REFS[3:] * 2) + "\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    lines = len(REFS) - 3
+    assert f"sate score: note: 2 lines of {ref} begin with a byte-order mark (U+FEFF; lines 1, {lines + 1}: " in \
+        capsys.readouterr().err
+    subprocess.run(["sed", "-i", "s/^\\xEF\\xBB\\xBF//", str(ref)], check=True)
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref), "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out)[0]["score"] == 100
+
+
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
 def test_text_in_utf16_or_utf32_is_named_as_such(tmp_path: Path, encoding: str) -> None:
     """References saved by Windows Notepad as "Unicode" (UTF-16) or by PowerShell's `>` were "a NUL byte (at byte
