@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import json
 import os
@@ -785,3 +786,32 @@ def test_a_line_separator_of_its_own_is_not_blamed_for_counts(tmp_path: Path, ca
     ref.write_text("a b c\nd e\u2028f\ng h\n")
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
     assert capsys.readouterr().err.strip().endswith(f"{hyp} has 2 lines but {ref} has 3")
+
+
+def test_line_count_mismatch_names_blank_lines_at_the_end(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """References with a blank line at their end (`echo >> ref.txt`, an editor's newline) were "has 3 lines but ... has
+    4" alone (31st hostile pass): the message names the blank lines of whichever side, and its `sed`, run on a name
+    with a space, gives the count back. Blank lines inside, or a count off for another reason, get no such hint."""
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "my ref.txt"
+    hyp.write_text("eins\nzwei\ndrei\n")
+    ref.write_text("eins\nzwei\ndrei\n\n \r\n")
+    for given in ((hyp, ref), (ref, hyp)):
+        assert main(["score", "--hyp", str(given[0]), "--ref", str(given[1])]) == 2
+        err = capsys.readouterr().err
+        assert err.strip().endswith(f": {ref} ends with 2 blank lines, each read as a sentence; remove them if no "
+                                    "sentence is there (sed -i -e :a -e '/^[[:space:]]*$/{$d;N;ba' -e '}' "
+                                    f"'{ref}')")
+    subprocess.run(err.strip().rsplit("(", 1)[1].rstrip(")"), shell=True, check=True)  # the advice, followed
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    capsys.readouterr()
+    gz = tmp_path / "ref.txt.gz"  # no sed -i for a compressed file (nor a stream)
+    gz.write_bytes(gzip.compress(b"eins\nzwei\ndrei\n\n"))
+    assert main(["score", "--hyp", str(hyp), "--ref", str(gz)]) == 2
+    assert capsys.readouterr().err.strip().endswith(f": {gz} ends with a blank line, read as a sentence; remove it "
+                                                   "if no sentence is there")
+    ref.write_text("eins\n\nzwei\ndrei\n")  # a blank line inside: an empty sentence, maybe
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"{hyp} has 3 lines but {ref} has 4")
+    ref.write_text("eins\nzwei\ndrei\nvier\n\n")  # four sentences and a blank line: not the blank line's fault alone
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"{hyp} has 3 lines but {ref} has 5")
