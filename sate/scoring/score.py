@@ -131,7 +131,9 @@ def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str],
         print(f"note: the references are {unspaced} text, without spaces between words: BLEU with the 13a tokenizer "
               "counts a sentence as a few long words, so it is not the BLEU of `sacrebleu -l en-"
               f"{'zh' if unspaced == 'Chinese' else 'ja'}` (tokenizer {'zh' if unspaced == 'Chinese' else 'ja-mecab'});"
-              " chrF, on characters, is", file=sys.stderr)
+              " chrF, on characters, is; TER's default tokenizer counts the same long words (a sentence "
+              "with one character wrong is wrong whole), where `sacrebleu -m ter --ter-normalized --ter-asian-support` "
+              "counts characters", file=sys.stderr)
     note = unicode_note(hyps, refs, names)
     if note is not None:
         print(note, file=sys.stderr)

@@ -470,6 +470,25 @@ def test_references_without_spaces_between_words_get_a_note(tmp_path: Path,
             assert "note" not in captured.err
 
 
+def test_the_note_on_unspaced_references_says_what_their_ter_counts(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The note said BLEU was not the language's and chrF was, and nothing of TER, whose default tokenizer counts the
+    same long words: a Japanese output one inflection off was TER 100, the sentence wrong whole, printed by sate score
+    and sate evaluate and tabled by sate report (31st hostile pass). The note says so and names the sacrebleu options
+    that count characters; followed, they give another TER. The scores are sacreBLEU's defaults as before."""
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_text("今日は公園に行った。\nありがとう。\n", encoding="utf-8")
+    ref.write_text("今日は公園に行きました。\nありがとうございます。\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref), "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)[2]["score"] == 100
+    assert ("TER's default tokenizer counts the same long words (a sentence with one character wrong is wrong whole), "
+            "where `sacrebleu -m ter --ter-normalized --ter-asian-support` counts characters") in err
+    from sacrebleu.metrics import TER  # slow: sacrebleu (0.3 s)
+
+    assert TER(normalized=True, asian_support=True).corpus_score(read_lines(hyp), [read_lines(ref)]).score < 50
+
+
 def test_translate_output_of_several_files_is_not_scored_with_its_file_names(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`sate translate a.wav b.wav --out hyp.txt` writes FILE<TAB>translation; scored as hypotheses, the file names
