@@ -206,12 +206,14 @@ def test_a_missing_score_has_no_interval(tmp_path: Path) -> None:
 
 
 def test_results_cannot_rename_their_system(tmp_path: Path) -> None:
-    """A "system" key in results.json replaced the folder's name in the table without a word."""
+    """A "system" key in results.json replaced the folder's name in the table without a word. The folder names the
+    split too; the split the file says was evaluated, where no data directory tells (no "data"), is said beside it
+    (31st hostile pass)."""
     folder = tmp_path / "exp" / "st" / "decode_tst-COMMON"
     folder.mkdir(parents=True)
     (folder / "results.json").write_text(json.dumps({"bleu": 2.0, "system": "other", "split": "dev"}))
     assert main(["report", "--exp", str(tmp_path / "exp")]) == 0
-    assert "| st | tst-COMMON | 2.0 |" in (tmp_path / "exp" / "results.md").read_text()
+    assert "| st | tst-COMMON (split dev) | 2.0 |" in (tmp_path / "exp" / "results.md").read_text()
 
 
 def test_an_evaluation_of_another_split_is_not_tabled_as_its_folders(tmp_path: Path,
@@ -234,6 +236,33 @@ def test_an_evaluation_of_another_split_is_not_tabled_as_its_folders(tmp_path: P
     assert not (tmp_path / "exp" / "results.md").exists()
     assert main(["report", "--exp", str(tmp_path / "exp"), "--splits", "dev-beam1"]) == 0
     assert "| st | dev-beam1 | 2.0 |" in (tmp_path / "exp" / "results.md").read_text()
+
+
+def test_a_label_of_ones_own_over_another_split_says_the_split(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate evaluate --split dev --out EXP/mt/decode_tst-COMMON-beam1` (a label of one's own, not a split of the
+    data) was tabled as "tst-COMMON-beam1", nothing saying it was dev; beside an evaluation of tst-COMMON under the
+    same label it was refused with "evaluate them again on one data directory's tst-COMMON-beam1", a split no data
+    directory has (31st hostile pass). The cell says the split; the refusal names both splits. decode_dev-beam1 of
+    dev says it already."""
+    for system, split, name in (("mt", "dev", "tst-COMMON-beam1"), ("st", "dev", "dev-beam1")):
+        folder = tmp_path / system / f"decode_{name}"
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(json.dumps({"bleu": 2.0, "split": split, "data": "data"}))
+    assert main(["report", "--exp", str(tmp_path), "--splits", "tst-COMMON-beam1", "dev-beam1"]) == 0
+    table = capsys.readouterr().out
+    assert "| mt | tst-COMMON-beam1 (split dev) | 2.0 |" in table and "| st | dev-beam1 | 2.0 |" in table
+    for system, split in (("mt", "dev"), ("st", "tst-COMMON")):
+        write_system(tmp_path / "two", system, SYSTEMS["st"], REFS if split == "tst-COMMON" else REFS[::-1])
+        folder = tmp_path / "two" / system / "decode_tst-COMMON"
+        results = json.loads((folder / "results.json").read_text()) | {"split": split, "data": "data"}
+        (folder / "results.json").write_text(json.dumps(results))
+        folder.rename(folder.with_name("decode_tst-COMMON-beam1"))
+    assert main(["report", "--exp", str(tmp_path / "two"), "--splits", "tst-COMMON-beam1"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "cannot be compared in one table of tst-COMMON-beam1: st is an evaluation of split tst-COMMON, mt of dev "
+        "(results.json beside each): give each a folder named for its split (decode_tst-COMMON-LABEL, "
+        "decode_dev-LABEL)\n")
 
 
 @pytest.mark.slow
