@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sate import layout
 from sate.analysis.palette import series_colours
+from sate.config import read_yaml
 from sate.data.manifest import check_split_names, csv_rows, is_split_name
 from sate.errors import SateError, one_line, plot_text, shell_word, shown, table_cell
 from sate.files import (
@@ -39,6 +40,7 @@ from sate.targets import (
     check_output,
     check_own_files,
     evaluate_results,
+    experiment_holding,
     file_name,
     metric_logs,
     read_name,
@@ -137,10 +139,31 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
                 and os.path.isfile(Path(data) / f"{split}.jsonl"):  # False where it may not be looked in
             raise SateError(f"{path}: an evaluation of split {shown(result['split'])} in a folder named for "
                             f"{split}; evaluate {split} into it again, or move it to decode_{result['split']}")
+        _of_the_experiment(system, path, result, split)
         evaluated = result.get("split") if isinstance(result.get("split"), str) else None  # the folder's label aside
         rows.append({**result, "system": system.name, "split": split, "train_minutes": train_minutes(system),
                      "p_bleu": None, "p_chrf": None, "evaluated_split": evaluated})
     return rows
+
+
+def _of_the_experiment(system: Path, path: Path, result: dict, split: str) -> None:
+    """Refuse the results of a model of another kind in an experiment's decode folder (its config.yaml's task): a
+    cascade in exp/st/decode_tst-COMMON (written before `sate evaluate` refused it, or copied there) was tabled as
+    st's, the baseline, and an ST pack's in exp/asr as an asr row with BLEU (31st hostile pass). An ASR or MT
+    experiment may hold the cascade its pack is part of; results that name no mode (written by hand) are tabled."""
+    home = experiment_holding(system, levels=1)
+    mode = result.get("mode")
+    if home is None or not isinstance(mode, str):
+        return
+    try:
+        task = read_yaml(home / layout.CONFIG).get("task")
+    except (SateError, OSError, AttributeError):  # no task to judge by
+        return
+    if task in ("asr", "mt", "st") and mode != task and not (mode == "cascade" and task != "st"):
+        raise SateError(f"{path}: the results of {shown(mode)} (its mode) in the {task} experiment "
+                        f"{one_line(str(home))}: the table would show them as {table_cell(system.name)}'s own; "
+                        f"evaluate {table_cell(system.name)}'s pack into it again, or move them to a folder of their "
+                        f"own ({one_line(str(system.parent / mode / f'decode_{split}'))})")
 
 
 def _nothing_to_report(exp: Path, splits: list[str], given: Path | None = None) -> str:
