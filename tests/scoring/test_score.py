@@ -104,8 +104,9 @@ def test_dash_is_standard_input_for_one_of_hyp_and_ref(tmp_path: Path, capsys: p
     import subprocess
     import sys
 
-    ref = tmp_path / "ref.txt"
+    ref, hyp = tmp_path / "ref.txt", tmp_path / "hyp.txt"
     ref.write_text("Der Zug fährt ab.\nWo ist der Bahnhof?\n", encoding="utf-8")
+    hyp.write_bytes(ref.read_bytes())
     assert main(["score", "--hyp", str(ref), "--ref", str(ref)]) == 0
     by_file = capsys.readouterr().out
     score = [sys.executable, "-m", "sate.cli", "score"]
@@ -116,6 +117,17 @@ def test_dash_is_standard_input_for_one_of_hyp_and_ref(tmp_path: Path, capsys: p
                           text=True, timeout=120)
     assert (both.returncode, both.stderr) == (2, "sate score: error: --hyp and --ref are one stream (/dev/stdin), "
                                                  "which can be read once: give one of them as a file\n")
+    ref.write_text("\ufeffDer Zug fährt ab.\nWo ist der Bahnhof?\n\n", encoding="utf-8")  # a mark, a blank end
+    for given in (["--hyp", str(hyp), "--ref", "-"], ["--hyp", "-", "--ref", str(hyp)]):
+        with ref.open() as stream:  # `< ref.txt`: /dev/stdin leads to a regular file, but sed -i cannot edit it
+            told = subprocess.run([*score, *given], stdin=stream, capture_output=True, text=True, timeout=120)
+        assert told.returncode == 2 and told.stderr.endswith(": /dev/stdin ends with a blank line, read as a "
+                                                             "sentence; remove it if no sentence is there\n")
+    ref.write_text("\ufeffDer Zug fährt ab.\nWo ist der Bahnhof?\n", encoding="utf-8")
+    with ref.open() as stream:
+        told = subprocess.run([*score, "--hyp", str(hyp), "--ref", "-"], stdin=stream, capture_output=True, text=True,
+                              timeout=120)
+    assert told.returncode == 0 and told.stderr.endswith("remove it to score the text alone\n"), told.stderr
     closed = subprocess.run([*score, "--hyp", str(ref), "--ref", "-"], stdin=subprocess.DEVNULL, capture_output=True,
                             text=True, timeout=120, preexec_fn=lambda: os.close(0))  # the shell's <&-
     assert (closed.returncode, closed.stderr) == (2, "sate score: error: --ref -: standard input is closed\n")
@@ -301,8 +313,9 @@ def test_a_byte_order_mark_is_scored_as_sacrebleu_scores_it_with_a_note(tmp_path
     out, err = capsys.readouterr()
     assert out == sacrebleu_cli(bom, ref) and json.loads(out)[0]["score"] < 100
     assert err == (f"sate score: note: {bom} begins with a byte-order mark (U+FEFF), scored as part of its first word "
-                   "as sacrebleu scores it; remove it to score the text alone (sed -i '1s/^\\xEF\\xBB\\xBF//')\n")
-    subprocess.run(["sed", "-i", "1s/^\\xEF\\xBB\\xBF//", str(bom)], check=True)
+                   "as sacrebleu scores it; remove it to score the text alone "
+                   f"(sed -i '1s/^\\xEF\\xBB\\xBF//' {bom})\n")
+    subprocess.run(err.strip().rsplit("(", 1)[1].rstrip(")"), shell=True, check=True)  # the advice, as given
     assert main(["score", "--hyp", str(ref), "--ref", str(bom), "--format", "json"]) == 0
     out, err = capsys.readouterr()
     assert err == "" and json.loads(out)[0]["score"] == 100
@@ -324,14 +337,14 @@ def test_a_byte_order_mark_at_a_later_lines_start_gets_the_note(tmp_path: Path, 
     assert out == sacrebleu_cli(ref, hyp) and json.loads(out)[1]["score"] < 100
     assert err == (f"sate score: note: line 4 of {ref} begins with a byte-order mark (U+FEFF: files saved with one, "
                    "joined with cat?), scored as part of its first word as sacrebleu scores it; remove it to score the "
-                   "text alone (sed -i 's/^\\xEF\\xBB\\xBF//')\n")
+                   f"text alone (sed -i 's/^\\xEF\\xBB\\xBF//' {ref})\n")
     ref.write_bytes(second.read_bytes() + second.read_bytes())  # two marks: both named
     hyp.write_text("\n".join(REFS[3:] * 2) + "\n", encoding="utf-8")
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
     lines = len(REFS) - 3
-    assert f"sate score: note: 2 lines of {ref} begin with a byte-order mark (U+FEFF; lines 1, {lines + 1}: " in \
-        capsys.readouterr().err
-    subprocess.run(["sed", "-i", "s/^\\xEF\\xBB\\xBF//", str(ref)], check=True)
+    err = capsys.readouterr().err
+    assert f"sate score: note: 2 lines of {ref} begin with a byte-order mark (U+FEFF; lines 1, {lines + 1}: " in err
+    subprocess.run(err.strip().rsplit("(", 1)[1].rstrip(")"), shell=True, check=True)  # the advice, as given
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref), "--format", "json"]) == 0
     out, err = capsys.readouterr()
     assert err == "" and json.loads(out)[0]["score"] == 100
@@ -834,3 +847,42 @@ def test_line_count_mismatch_names_blank_lines_at_the_end(tmp_path: Path, capsys
     ref.write_text("eins\nzwei\ndrei\nvier\n\n")  # four sentences and a blank line: not the blank line's fault alone
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
     assert capsys.readouterr().err.strip().endswith(f"{hyp} has 3 lines but {ref} has 5")
+
+
+def test_sed_is_advised_for_a_file_it_can_edit_alone(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sed of the blank-line hint and the byte-order-mark note was given for `--ref - < ref.txt` (`sed -i ...
+    /dev/stdin`: nothing edited, and as root the system's /dev/stdin link replaced by a file), the mark's for a *.gz
+    (it did nothing) and with no file named; a last line of U+00A0 alone, blank to Python, was counted where the
+    sed's [[:space:]] left it, and the advice followed gave the same error (review31r). Now no sed for a stream or a
+    compressed file, the file named, and a line of other spaces named, with no sed."""
+    import sate.scoring.score as score_module
+
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_text("eins\nzwei\ndrei\n")
+    ref.write_text("\ufeffeins\nzwei\ndrei\n\n")
+    with ref.open() as stream:  # what `- < ref.txt` gives: /dev/fd/0 (/dev/stdin) leads to ref.txt
+        monkeypatch.setattr("sys.stdin", stream)
+        monkeypatch.setattr(score_module, "STDIN", Path(f"/dev/fd/{stream.fileno()}"))
+        assert main(["score", "--hyp", str(hyp), "--ref", "-"]) == 2
+        assert capsys.readouterr().err.endswith(f"/dev/fd/{stream.fileno()} ends with a blank line, read as a "
+                                                "sentence; remove it if no sentence is there\n")
+        link = tmp_path / "my_stdin"  # a link of one's own to such a stream
+        link.symlink_to(f"/proc/self/fd/{stream.fileno()}")
+        assert main(["score", "--hyp", str(hyp), "--ref", str(link)]) == 2
+        assert capsys.readouterr().err.endswith("remove it if no sentence is there\n")
+    assert link.is_symlink()
+    ref.write_text("\ufeffeins\nzwei\ndrei\n")
+    gz = tmp_path / "ref.txt.gz"
+    gz.write_bytes(gzip.compress(ref.read_bytes()))
+    assert main(["score", "--hyp", str(hyp), "--ref", str(gz)]) == 0
+    assert capsys.readouterr().err.endswith("begins with a byte-order mark (U+FEFF), scored as part of its first word "
+                                            "as sacrebleu scores it; remove it to score the text alone\n")
+    ref.write_text("eins\nzwei\ndrei\n\u00a0\n")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
+    assert capsys.readouterr().err.endswith(f"{ref} ends with a line of spaces alone (U+00A0), read as a sentence; "
+                                            "remove it if no sentence is there\n")
+    ref.write_text("eins\nzwei\ndrei\n\x1c\n \u00a0\n")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
+    assert capsys.readouterr().err.endswith(f"{ref} ends with 2 lines of spaces alone (U+001C, U+00A0), each read as "
+                                            "a sentence; remove them if no sentence is there\n")
