@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from sate import layout
-from sate.config import read_yaml
 from sate.data.manifest import check_split_names, is_split_name, missing_split
 from sate.data.rows import is_training_split
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
@@ -55,9 +54,10 @@ from sate.targets import (
     check_same_experiment,
     dir_name,
     evaluate_results,
-    experiment_holding,
     name_max,
     read_name,
+    trained_task,
+    unused_folder,
 )
 
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
@@ -143,18 +143,15 @@ def check_cascade_place(out: Path, model_dir: Path, mt_model_dir: Path) -> None:
     tabled the cascade's BLEU as st's, the baseline every row is tested against (31st hostile pass). Neither part of a
     cascade is an ST model; an ASR or MT experiment, where a part may come from, takes it as before (packs of
     experiments are held to theirs by `check_same_experiment`)."""
-    named = experiment_holding(Path(os.path.abspath(out)).parent, levels=1)
-    real = experiment_holding(Path(os.path.realpath(out)).parent, levels=1)
-    for target in dict.fromkeys(p for p in (named, real) if p is not None):
-        try:
-            trained = read_yaml(target / layout.CONFIG).get("task")
-        except (SateError, OSError, AttributeError):  # not a mapping: no task to judge by
-            continue
-        if trained == "st":
+    named, real = Path(os.path.abspath(out)).parent, Path(os.path.realpath(out)).parent
+    for target in dict.fromkeys((named, real)):
+        if trained_task(target) == "st":
+            # the recipes' exp/cascade was the advice: following it replaced their cascade's results (review31r)
+            own = unused_folder(target.parent, "cascade") / Path(os.path.abspath(out)).name
             raise SateError(f"--out {one_line(str(out))}: it lies in the st experiment {one_line(str(target))}, and "
                             f"--model {one_line(str(model_dir))} --mt-model {one_line(str(mt_model_dir))} is a "
-                            f"cascade: it would be taken for {one_line(target.name)}'s own; write it outside the "
-                            f"experiment (as the recipes do: {one_line(str(target.parent / 'cascade' / out.name))})")
+                            f"cascade: it would be taken for {one_line(target.name)}'s own; write it in a folder of "
+                            f"its own (--out {one_line(str(own))})")
 
 
 def _translate_sorted(translator: Any, sources: list[str], options: Any, batch_size: int, desc: str) -> list[str]:

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from sate import layout
 from sate.analysis.palette import series_colours
-from sate.config import read_yaml
 from sate.data.manifest import check_split_names, csv_rows, is_split_name
 from sate.errors import SateError, one_line, plot_text, shell_word, shown, table_cell
 from sate.files import (
@@ -40,11 +39,12 @@ from sate.targets import (
     check_output,
     check_own_files,
     evaluate_results,
-    experiment_holding,
     file_name,
     metric_logs,
     read_name,
     same_file,
+    trained_task,
+    unused_folder,
 )
 from sate.train.train_time import MAX_TRAIN_SECONDS
 
@@ -151,19 +151,18 @@ def _of_the_experiment(system: Path, path: Path, result: dict, split: str) -> No
     cascade in exp/st/decode_tst-COMMON (written before `sate evaluate` refused it, or copied there) was tabled as
     st's, the baseline, and an ST pack's in exp/asr as an asr row with BLEU (31st hostile pass). An ASR or MT
     experiment may hold the cascade its pack is part of; results that name no mode (written by hand) are tabled."""
-    home = experiment_holding(system, levels=1)
-    mode = result.get("mode")
-    if home is None or not isinstance(mode, str):
+    task, mode = trained_task(system), result.get("mode")
+    if task is None or not isinstance(mode, str):
         return
-    try:
-        task = read_yaml(home / layout.CONFIG).get("task")
-    except (SateError, OSError, AttributeError):  # no task to judge by
-        return
-    if task in ("asr", "mt", "st") and mode != task and not (mode == "cascade" and task != "st"):
+    if mode != task and not (mode == "cascade" and task != "st"):
+        # the advice was exp/MODE/decode_<split>, another experiment's own folder: a move nested it in that one's
+        # results (or tabled it as that one's), and exp/cascade is the recipes' (review31r)
+        own = unused_folder(system.parent, mode)
         raise SateError(f"{path}: the results of {shown(mode)} (its mode) in the {task} experiment "
-                        f"{one_line(str(home))}: the table would show them as {table_cell(system.name)}'s own; "
+                        f"{one_line(str(system))}: the table would show them as {table_cell(system.name)}'s own; "
                         f"evaluate {table_cell(system.name)}'s pack into it again, or move them to a folder of their "
-                        f"own ({one_line(str(system.parent / mode / f'decode_{split}'))})")
+                        f"own (mkdir {shell_word(str(own))} && mv {shell_word(str(path.parent))} "
+                        f"{shell_word(str(own))}/)")
 
 
 def _nothing_to_report(exp: Path, splits: list[str], given: Path | None = None) -> str:
