@@ -406,7 +406,8 @@ def decoded_how(result: dict) -> str:
     if result.get("talks") or (isinstance(stream, dict) and stream.get("talks")):
         parts.append("whole talks")
     evaluated, label = result.get("evaluated_split"), result.get("split")
-    if evaluated and isinstance(label, str) and evaluated != label and not label.startswith(f"{evaluated}-"):
+    if evaluated and isinstance(label, str) and evaluated != label and not (  # tst-COMMON-beam1, tst-COMMON_beam5
+            label.startswith(evaluated) and not label[len(evaluated)].isalnum()):
         # decode_tst-COMMON-beam1 holding an evaluation of dev was tabled as "tst-COMMON-beam1", nothing saying it
         # was dev (31st hostile pass); decode_dev-beam1's label says it
         parts.insert(0, f"split {evaluated}")

@@ -245,13 +245,17 @@ def test_a_label_of_ones_own_over_another_split_says_the_split(tmp_path: Path,
     same label it was refused with "evaluate them again on one data directory's tst-COMMON-beam1", a split no data
     directory has (31st hostile pass). The cell says the split; the refusal names both splits. decode_dev-beam1 of
     dev says it already."""
-    for system, split, name in (("mt", "dev", "tst-COMMON-beam1"), ("st", "dev", "dev-beam1")):
+    for system, split, name in (("mt", "dev", "tst-COMMON-beam1"), ("st", "dev", "dev-beam1"),
+                                ("st", "dev", "dev_beam5"), ("mt", "dev", "devtest")):  # devtest: another split
         folder = tmp_path / system / f"decode_{name}"
         folder.mkdir(parents=True)
         (folder / "results.json").write_text(json.dumps({"bleu": 2.0, "split": split, "data": "data"}))
-    assert main(["report", "--exp", str(tmp_path), "--splits", "tst-COMMON-beam1", "dev-beam1"]) == 0
+    assert main(["report", "--exp", str(tmp_path), "--splits", "tst-COMMON-beam1", "dev-beam1", "dev_beam5",
+                 "devtest"]) == 0
     table = capsys.readouterr().out
     assert "| mt | tst-COMMON-beam1 (split dev) | 2.0 |" in table and "| st | dev-beam1 | 2.0 |" in table
+    # a label that begins with its split, whatever the separator, says it already (review31r)
+    assert "| st | dev_beam5 | 2.0 |" in table and "| mt | devtest (split dev) | 2.0 |" in table
     for system, split in (("mt", "dev"), ("st", "tst-COMMON")):
         write_system(tmp_path / "two", system, SYSTEMS["st"], REFS if split == "tst-COMMON" else REFS[::-1])
         folder = tmp_path / "two" / system / "decode_tst-COMMON"
