@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Literal
 
 from sate import layout
+from sate.config import read_yaml
 from sate.errors import SateError, first_few, one_line, shown
 from sate.files import (
     MAGIC,
@@ -272,6 +273,30 @@ def experiment_holding(path: Path, levels: int = 3) -> Path | None:
     real = Path(os.path.realpath(path))
     return next((folder for folder in (real, *real.parents)[:levels]
                  if os.path.isfile(folder / layout.CONFIG) and os.path.isdir(folder / layout.CHECKPOINTS)), None)
+
+
+def trained_task(folder: Path) -> str | None:
+    """The task (asr, mt or st) of the training run whose config snapshot lies in ``folder`` (EXP/config.yaml), else
+    None. The config alone tells: checkpoints/ is deleted after averaging and packing to save disk, and a check that
+    looked for it too let a cascade into such an ST experiment (review31r)."""
+    path = folder / layout.CONFIG
+    if not os.path.isfile(path):
+        return None
+    try:
+        task = read_yaml(path).get("task")
+    except (SateError, OSError, AttributeError):  # not a mapping: no task to judge by
+        return None
+    return task if isinstance(task, str) and task in ("asr", "mt", "st") else None
+
+
+def unused_folder(parent: Path, stem: str) -> Path:
+    """PARENT/STEM-own (or -own-2, -own-3 ...), the first that does not exist: a folder of its own for results that
+    were advised into the recipes' exp/cascade or another experiment's folder, where they replaced its results or
+    nested inside them (review31r)."""
+    number = 1
+    while os.path.lexists(folder := parent / (f"{stem}-own" + (f"-{number}" if number > 1 else ""))):
+        number += 1
+    return folder
 
 
 def check_same_experiment(out: Path, sources: Iterable[Path], what: str, option: str = "--out") -> None:

@@ -56,6 +56,8 @@ from sate.targets import (
     evaluate_results,
     name_max,
     read_name,
+    trained_task,
+    unused_folder,
 )
 
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
@@ -132,6 +134,24 @@ def check_out(out: Path) -> None:
         check_output(out / name, "results")
     check_distinct(out / name for name in OUTPUTS)  # first: a link between two of them is named with both
     check_own_files(out, OUTPUTS, "--out")  # a link at one to a user's notes: written through (passes 18, 19)
+
+
+def check_cascade_place(out: Path, model_dir: Path, mt_model_dir: Path) -> None:
+    """Refuse a cascade evaluated into an ST experiment (``--out EXP/decode_<split>``, its config.yaml ``task: st``):
+    packs from outside any experiment (packs/asr and packs/mt, as docs/inference.md names them) say nothing of where
+    they belong, so ``--out exp/st/decode_tst-COMMON`` (the ST line copied, --model changed) exited 0, and `sate report`
+    tabled the cascade's BLEU as st's, the baseline every row is tested against (31st hostile pass). Neither part of a
+    cascade is an ST model; an ASR or MT experiment, where a part may come from, takes it as before (packs of
+    experiments are held to theirs by `check_same_experiment`)."""
+    named, real = Path(os.path.abspath(out)).parent, Path(os.path.realpath(out)).parent
+    for target in dict.fromkeys((named, real)):
+        if trained_task(target) == "st":
+            # the recipes' exp/cascade was the advice: following it replaced their cascade's results (review31r)
+            own = unused_folder(target.parent, "cascade") / Path(os.path.abspath(out)).name
+            raise SateError(f"--out {one_line(str(out))}: it lies in the st experiment {one_line(str(target))}, and "
+                            f"--model {one_line(str(model_dir))} --mt-model {one_line(str(mt_model_dir))} is a "
+                            f"cascade: it would be taken for {one_line(target.name)}'s own; write it in a folder of "
+                            f"its own (--out {one_line(str(own))})")
 
 
 def _translate_sorted(translator: Any, sources: list[str], options: Any, batch_size: int, desc: str) -> list[str]:
@@ -279,6 +299,8 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     if mt is None:  # a pack from outside any experiment evaluated into EXP/decode_x of another task: `sate report`
         # tabled an ST pack's BLEU and p-value as exp/asr's row, exit 0 (twenty-fourth hostile pass, review)
         check_experiment_task(out, Path(model_dir), model.task, out)
+    else:
+        check_cascade_place(out, Path(model_dir), Path(mt_model_dir))
     if model.task == "asr" and mt is None and decode:  # CTC greedy: --beam 3 was taken, unused, and recorded
         raise SateError(f"--decode and --beam set the beam search of an ST or MT pack; {model_dir} is an ASR pack, "
                         "whose transcripts are CTC greedy (with --mt-model they set the MT pack's)")

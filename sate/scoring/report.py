@@ -43,6 +43,8 @@ from sate.targets import (
     metric_logs,
     read_name,
     same_file,
+    trained_task,
+    unused_folder,
 )
 from sate.train.train_time import MAX_TRAIN_SECONDS
 
@@ -137,9 +139,30 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
                 and os.path.isfile(Path(data) / f"{split}.jsonl"):  # False where it may not be looked in
             raise SateError(f"{path}: an evaluation of split {shown(result['split'])} in a folder named for "
                             f"{split}; evaluate {split} into it again, or move it to decode_{result['split']}")
+        _of_the_experiment(system, path, result, split)
+        evaluated = result.get("split") if isinstance(result.get("split"), str) else None  # the folder's label aside
         rows.append({**result, "system": system.name, "split": split, "train_minutes": train_minutes(system),
-                     "p_bleu": None, "p_chrf": None})
+                     "p_bleu": None, "p_chrf": None, "evaluated_split": evaluated})
     return rows
+
+
+def _of_the_experiment(system: Path, path: Path, result: dict, split: str) -> None:
+    """Refuse the results of a model of another kind in an experiment's decode folder (its config.yaml's task): a
+    cascade in exp/st/decode_tst-COMMON (written before `sate evaluate` refused it, or copied there) was tabled as
+    st's, the baseline, and an ST pack's in exp/asr as an asr row with BLEU (31st hostile pass). An ASR or MT
+    experiment may hold the cascade its pack is part of; results that name no mode (written by hand) are tabled."""
+    task, mode = trained_task(system), result.get("mode")
+    if task is None or not isinstance(mode, str):
+        return
+    if mode != task and not (mode == "cascade" and task != "st"):
+        # the advice was exp/MODE/decode_<split>, another experiment's own folder: a move nested it in that one's
+        # results (or tabled it as that one's), and exp/cascade is the recipes' (review31r)
+        own = unused_folder(system.parent, mode)
+        raise SateError(f"{path}: the results of {shown(mode)} (its mode) in the {task} experiment "
+                        f"{one_line(str(system))}: the table would show them as {table_cell(system.name)}'s own; "
+                        f"evaluate {table_cell(system.name)}'s pack into it again, or move them to a folder of their "
+                        f"own (mkdir {shell_word(str(own))} && mv {shell_word(str(path.parent))} "
+                        f"{shell_word(str(own))}/)")
 
 
 def _nothing_to_report(exp: Path, splits: list[str], given: Path | None = None) -> str:
@@ -301,6 +324,12 @@ def _other_data(first: dict, other: dict, split: str) -> str:
     them again on one data directory's tst-COMMON" was the advice for an en-de and an en-fr system under one --exp,
     which cannot be followed (twenty-ninth hostile pass)."""
     data = first.get("data"), other.get("data")
+    evaluated = [row.get("evaluated_split") or split for row in (first, other)]
+    if evaluated[0] != evaluated[1]:  # a label of one's own over two splits: "evaluate them again on one data
+        # directory's tst-COMMON-beam1", a split no data directory has (31st hostile pass)
+        return (f"{table_cell(first['system'])} is an evaluation of split {table_cell(evaluated[0])}, "
+                f"{table_cell(other['system'])} of {table_cell(evaluated[1])} ({layout.RESULTS} beside each): give "
+                f"each a folder named for its split (decode_{evaluated[0]}-LABEL, decode_{evaluated[1]}-LABEL)")
     if all(isinstance(d, str) for d in data) and data[0] != data[1]:
         return (f"{table_cell(first['system'])} was evaluated on {table_cell(data[0])}, {table_cell(other['system'])} "
                 f"on {table_cell(data[1])}: evaluate them again on one data directory's {split}, or, for data of "
@@ -364,7 +393,8 @@ def _p(value: float | None) -> str:
 
 def decoded_how(result: dict) -> str:
     """What the split cell says of an evaluation that is not the split's sentences decoded one by one offline:
-    streamed (`--stream`: the policy and chunk), or whole talks re-segmented (`--talks`). Such a run written into a
+    streamed (`--stream`: the policy and chunk), or whole talks re-segmented (`--talks`); and the split evaluated
+    where the folder's label (decode_LABEL) does not begin with it. Such a run written into a
     system's decode_<split> was tabled as the system's BLEU and tested against the others, without a word
     (twenty-fourth hostile pass)."""
     stream = result.get("stream")
@@ -375,6 +405,12 @@ def decoded_how(result: dict) -> str:
                      + (f", {chunk:g}-s chunks" if is_number(chunk) else ""))
     if result.get("talks") or (isinstance(stream, dict) and stream.get("talks")):
         parts.append("whole talks")
+    evaluated, label = result.get("evaluated_split"), result.get("split")
+    if evaluated and isinstance(label, str) and evaluated != label and not (  # tst-COMMON-beam1, tst-COMMON_beam5
+            label.startswith(evaluated) and not label[len(evaluated)].isalnum()):
+        # decode_tst-COMMON-beam1 holding an evaluation of dev was tabled as "tst-COMMON-beam1", nothing saying it
+        # was dev (31st hostile pass); decode_dev-beam1's label says it
+        parts.insert(0, f"split {evaluated}")
     return f" ({', '.join(parts)})" if parts else ""
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from sate import layout
 from sate.data.manifest import LINE_BREAKS, is_segment_line, line_break_inside, not_sentences, read_text_lines
 from sate.data.text import normalize_source
-from sate.errors import SateError, one_line, shown
+from sate.errors import SateError, one_line, shell_word, shown
 from sate.files import given_path, read_json, temp_dir_settled
 from sate.targets import AUDIO_SUFFIXES, evaluate_output, is_manifest, read_name, same_file
 
@@ -131,7 +131,9 @@ def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str],
         print(f"note: the references are {unspaced} text, without spaces between words: BLEU with the 13a tokenizer "
               "counts a sentence as a few long words, so it is not the BLEU of `sacrebleu -l en-"
               f"{'zh' if unspaced == 'Chinese' else 'ja'}` (tokenizer {'zh' if unspaced == 'Chinese' else 'ja-mecab'});"
-              " chrF, on characters, is", file=sys.stderr)
+              " chrF, on characters, is; TER's default tokenizer counts the same long words (a sentence "
+              "with one character wrong is wrong whole), where `sacrebleu -m ter --ter-normalized --ter-asian-support` "
+              "counts characters", file=sys.stderr)
     note = unicode_note(hyps, refs, names)
     if note is not None:
         print(note, file=sys.stderr)
@@ -218,6 +220,8 @@ def _stream_once(hyp: Path, ref: Path) -> tuple[Path, Path]:
     return hyp, ref
 
 
+ASCII_SPACE = " \t\r\v\f"  # what `[[:space:]]` matches in the C locale too
+
 SUBWORDS = (("▁", "SentencePiece pieces (▁)", "spm_decode"), ("@@ ", "BPE pieces (@@)", "sed 's/@@ //g'"))
 
 
@@ -235,14 +239,48 @@ def subword_note(path: Path, lines: Sequence[str]) -> str | None:
 
 
 def bom_note(path: Path, lines: Sequence[str]) -> str | None:
-    """A note when `path` begins with a byte-order mark (Windows editors save "UTF-8 with BOM"): sacreBLEU scores it
-    as part of the first word, as `sate score` does to agree with it, and the first sentence lost its matches
-    without a word (100 BLEU of a file against itself re-saved so was 98.3: twenty-second hostile pass)."""
-    if lines and lines[0].startswith("\ufeff"):
+    """A note when a line of `path` begins with a byte-order mark (Windows editors save "UTF-8 with BOM"): sacreBLEU
+    scores it as part of the first word, as `sate score` does to agree with it, and the sentence lost its matches
+    without a word (100 BLEU of a file against itself re-saved so was 98.3: twenty-second hostile pass). Files that
+    each open with one, joined with `cat`, hold it at a later line's start, which the note missed (91.1 BLEU of four
+    lines against themselves, 31st hostile pass)."""
+    marked = [number for number, line in enumerate(lines, 1) if line.startswith("\ufeff")]
+    # the sed named no file ("sed: no input files"), and was given for a *.gz and for /dev/stdin (review31r)
+    sed = (f" (sed -i '{'1' if marked == [1] else ''}s/^\\xEF\\xBB\\xBF//' {shell_word(str(path))})"
+           if sed_editable(path) else "")
+    if marked == [1]:
         return (f"sate score: note: {one_line(str(path))} begins with a byte-order mark (U+FEFF), scored as part of "
-                "its first word as sacrebleu scores it; remove it to score the text alone "
-                "(sed -i '1s/^\\xEF\\xBB\\xBF//')")
+                f"its first word as sacrebleu scores it; remove it to score the text alone{sed}")
+    if len(marked) == 1:
+        return (f"sate score: note: line {marked[0]} of {one_line(str(path))} begins with a byte-order mark (U+FEFF: "
+                "files saved with one, joined with cat?), scored as part of its first word as sacrebleu scores it; "
+                f"remove it to score the text alone{sed}")
+    if marked:
+        where = ", ".join(map(str, marked[:5])) + (", ..." if len(marked) > 5 else "")
+        return (f"sate score: note: {len(marked)} lines of {one_line(str(path))} begin with a byte-order mark (U+FEFF; "
+                f"lines {where}: files saved with one, joined with cat?), each scored as part of its line's first word "
+                f"as sacrebleu scores it; remove them to score the text alone{sed}")
     return None
+
+
+COMPRESSED = (".gz", ".bz2", ".xz", ".zst")  # what `sed -i` edits as bytes: the advice did nothing to a *.gz
+
+
+def sed_editable(path: Path) -> bool:
+    """Whether `sed -i` can edit, in place, the file the user named: a regular file, not a stream (`-`, which is
+    /dev/stdin; /dev/fd/N of `<(...)`) and not compressed. `--ref - < ref.txt` makes /dev/stdin a link to a regular
+    file: the advice was `sed -i ... /dev/stdin`, which edits nothing and, as root, replaces the system's /dev/stdin
+    link with a file (review31r). Every link on the way is looked at, /proc/self/fd/0's target being the file."""
+    if str(path) == "-" or not path.is_file() or str(path).lower().endswith(COMPRESSED):
+        return False
+    hop = Path(os.path.abspath(path))
+    for _ in range(40):
+        if hop.parts[1:2] in (("dev",), ("proc",)):
+            return False
+        if not hop.is_symlink():
+            return True
+        hop = Path(os.path.abspath(hop.parent / os.readlink(hop)))
+    return False
 
 
 FAIRSEQ_LINE = re.compile(r"[SHDTPE]-[0-9]+\t")  # fairseq-generate's source, hypothesis, detokenized ... lines
@@ -449,6 +487,30 @@ def _line_ends_hint(hyp: Path, hyps: list[str], ref: Path, refs: list[str]) -> s
     return ""
 
 
+def _blank_end_hint(hyp: Path, hyps: list[str], ref: Path, refs: list[str]) -> str:
+    """Why two files' counts differ where one holds the other's count but for blank lines at its end (an editor's
+    newline, `echo >> ref.txt`): each is a sentence to sacreBLEU, and "H has 4 lines but R has 5" did not say which
+    (31st hostile pass; prep's corpus texts say it since the 28th)."""
+    for path, lines, other in ((hyp, hyps, len(refs)), (ref, refs, len(hyps))):
+        blank = len(lines) - next((i for i in range(len(lines), 0, -1) if lines[i - 1].strip()), 0)
+        if blank and len(lines) - blank == other:
+            lines_are = f"{blank} blank lines, each read" if blank > 1 else "a blank line, read"
+            # what the sed's [[:space:]] matches in every locale: a line of U+00A0 or \x1c alone, blank to Python, was
+            # left by it, and the advice followed gave the same error (review31r); such lines are named, with no sed
+            editable = sed_editable(path)
+            tail = read_text_lines(path)[len(lines) - blank:] if editable else []  # a stream is read once
+            spaces = sorted({c for line in tail for c in line} - set(ASCII_SPACE))
+            if spaces:
+                lines_are = (f"{blank} lines" if blank > 1 else "a line") + " of spaces alone (" + ", ".join(
+                    f"U+{ord(c):04X}" for c in spaces) + ("), each read" if blank > 1 else "), read")
+            # sed -i edits a file in place: not a stream (`-`, `<(...)`) nor a *.gz, where it failed or did harm
+            sed = (f" (sed -i -e :a -e '/^[[:space:]]*$/{{$d;N;ba' -e '}}' {shell_word(str(path))})"
+                   if editable and not spaces else "")
+            return (f": {one_line(str(path))} ends with {lines_are} as a sentence; remove "
+                    f"{'them' if blank > 1 else 'it'} if no sentence is there{sed}")
+    return ""
+
+
 def run(args: argparse.Namespace) -> int:
     hyp, ref = _stream_once(args.hyp, args.ref)
     _not_a_manifest(hyp, ref)
@@ -479,7 +541,8 @@ def run(args: argparse.Namespace) -> int:
                             f"{'translations' if option == '--hyp' else 'references'} as `sate evaluate` writes them "
                             f"({'hyp' if option == '--hyp' else 'ref'}.txt)")
     if len(hyps) != len(refs):
-        raise SateError(f"{hyp} has {len(hyps)} lines but {ref} has {len(refs)}{_line_ends_hint(hyp, hyps, ref, refs)}")
+        raise SateError(f"{hyp} has {len(hyps)} lines but {ref} has {len(refs)}"
+                        + (_line_ends_hint(hyp, hyps, ref, refs) or _blank_end_hint(hyp, hyps, ref, refs)))
     if not refs:
         raise SateError(f"{ref}: no lines to score")
     wer = word_error_rate(hyps, refs) if args.wer else None

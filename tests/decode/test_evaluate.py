@@ -535,6 +535,41 @@ def test_a_pack_of_another_task_evaluated_into_an_experiment_is_refused(tmp_path
 
 
 @pytest.mark.slow
+def test_a_cascade_evaluated_into_an_st_experiment_is_refused(tmp_path: Path, prepared_data: Path) -> None:
+    """A cascade of packs from outside any experiment evaluated with `--out EXP/decode_dev` into an ST experiment
+    (the ST line copied, --model changed) exited 0, and `sate report` tabled the cascade's BLEU as st's, the
+    baseline (31st hostile pass): refused before decoding, with the recipes' place as advice, which takes it. An
+    ASR experiment, where the cascade's first part may come from, takes it as before."""
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    torch.manual_seed(0)
+    packs = {}
+    for task in ("asr", "mt"):
+        model = build_model(task, tiny_config(task, 16, kernel=3), len(src), len(tgt))
+        save_model_file(tmp_path / f"{task}.pt", model, src.tokens, tgt.tokens)
+        pack(tmp_path / f"{task}.pt", prepared_data, tmp_path / "packs" / task)
+        packs[task] = tmp_path / "packs" / task
+    for task in ("st", "asr"):  # st without checkpoints/ (deleted after packing): the config.yaml tells (review31r)
+        (tmp_path / "exp" / task).mkdir(parents=True)
+        (tmp_path / "exp" / task / "config.yaml").write_text(f"task: {task}\n", encoding="utf-8")
+    (tmp_path / "exp" / "asr" / "checkpoints").mkdir()
+    st, recipes = tmp_path / "exp" / "st", tmp_path / "exp" / "cascade" / "decode_dev"
+    evaluate(packs["asr"], prepared_data, "dev", recipes, packs["mt"])  # the recipes' own cascade, already there
+    before = {p: p.read_bytes() for p in recipes.iterdir()}
+    own = tmp_path / "exp" / "cascade-own" / "decode_dev"  # not the recipes' exp/cascade, replaced so (review31r)
+    with pytest.raises(SateError, match=rf"^--out {st / 'decode_dev'}: it lies in the st experiment {st}, and --model "
+                                        rf"{packs['asr']} --mt-model {packs['mt']} is a cascade: it would be taken for "
+                                        rf"st's own; write it in a folder of its own \(--out {own}\)$"):
+        evaluate(packs["asr"], prepared_data, "dev", st / "decode_dev", packs["mt"])
+    assert not (st / "decode_dev").exists()
+    for out in (own, tmp_path / "exp" / "asr" / "decode_dev"):  # the advice, followed; an ASR experiment takes it
+        evaluate(packs["asr"], prepared_data, "dev", out, packs["mt"])
+        assert json.loads((out / "results.json").read_text())["mode"] == "cascade"
+    assert {p: p.read_bytes() for p in recipes.iterdir()} == before
+    assert main(["report", "--exp", str(tmp_path / "exp"), "--splits", "dev", "--out", str(tmp_path / "r.md")]) == 0
+    assert "| cascade-own | dev |" in (tmp_path / "r.md").read_text()  # tabled as a row of its own
+
+
+@pytest.mark.slow
 def test_whisper_reads_a_talk_that_cannot_seek_on_from_the_row_before(tmp_path: Path,
                                                                       decoded_frames: list[int]) -> None:
     """A Whisper cascade's transcripts read each row by reopening its talk: a GSM 6.10 talk (which cannot seek) was

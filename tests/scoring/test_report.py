@@ -208,12 +208,14 @@ def test_a_missing_score_has_no_interval(tmp_path: Path) -> None:
 
 
 def test_results_cannot_rename_their_system(tmp_path: Path) -> None:
-    """A "system" key in results.json replaced the folder's name in the table without a word."""
+    """A "system" key in results.json replaced the folder's name in the table without a word. The folder names the
+    split too; the split the file says was evaluated, where no data directory tells (no "data"), is said beside it
+    (31st hostile pass)."""
     folder = tmp_path / "exp" / "st" / "decode_tst-COMMON"
     folder.mkdir(parents=True)
     (folder / "results.json").write_text(json.dumps({"bleu": 2.0, "system": "other", "split": "dev"}))
     assert main(["report", "--exp", str(tmp_path / "exp")]) == 0
-    assert "| st | tst-COMMON | 2.0 |" in (tmp_path / "exp" / "results.md").read_text()
+    assert "| st | tst-COMMON (split dev) | 2.0 |" in (tmp_path / "exp" / "results.md").read_text()
 
 
 def test_an_evaluation_of_another_split_is_not_tabled_as_its_folders(tmp_path: Path,
@@ -236,6 +238,77 @@ def test_an_evaluation_of_another_split_is_not_tabled_as_its_folders(tmp_path: P
     assert not (tmp_path / "exp" / "results.md").exists()
     assert main(["report", "--exp", str(tmp_path / "exp"), "--splits", "dev-beam1"]) == 0
     assert "| st | dev-beam1 | 2.0 |" in (tmp_path / "exp" / "results.md").read_text()
+
+
+def test_a_label_of_ones_own_over_another_split_says_the_split(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate evaluate --split dev --out EXP/mt/decode_tst-COMMON-beam1` (a label of one's own, not a split of the
+    data) was tabled as "tst-COMMON-beam1", nothing saying it was dev; beside an evaluation of tst-COMMON under the
+    same label it was refused with "evaluate them again on one data directory's tst-COMMON-beam1", a split no data
+    directory has (31st hostile pass). The cell says the split; the refusal names both splits. decode_dev-beam1 of
+    dev says it already."""
+    for system, split, name in (("mt", "dev", "tst-COMMON-beam1"), ("st", "dev", "dev-beam1"),
+                                ("st", "dev", "dev_beam5"), ("mt", "dev", "devtest")):  # devtest: another split
+        folder = tmp_path / system / f"decode_{name}"
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(json.dumps({"bleu": 2.0, "split": split, "data": "data"}))
+    assert main(["report", "--exp", str(tmp_path), "--splits", "tst-COMMON-beam1", "dev-beam1", "dev_beam5",
+                 "devtest"]) == 0
+    table = capsys.readouterr().out
+    assert "| mt | tst-COMMON-beam1 (split dev) | 2.0 |" in table and "| st | dev-beam1 | 2.0 |" in table
+    # a label that begins with its split, whatever the separator, says it already (review31r)
+    assert "| st | dev_beam5 | 2.0 |" in table and "| mt | devtest (split dev) | 2.0 |" in table
+    for system, split in (("mt", "dev"), ("st", "tst-COMMON")):
+        write_system(tmp_path / "two", system, SYSTEMS["st"], REFS if split == "tst-COMMON" else REFS[::-1])
+        folder = tmp_path / "two" / system / "decode_tst-COMMON"
+        results = json.loads((folder / "results.json").read_text()) | {"split": split, "data": "data"}
+        (folder / "results.json").write_text(json.dumps(results))
+        folder.rename(folder.with_name("decode_tst-COMMON-beam1"))
+    assert main(["report", "--exp", str(tmp_path / "two"), "--splits", "tst-COMMON-beam1"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "cannot be compared in one table of tst-COMMON-beam1: st is an evaluation of split tst-COMMON, mt of dev "
+        "(results.json beside each): give each a folder named for its split (decode_tst-COMMON-LABEL, "
+        "decode_dev-LABEL)\n")
+
+
+def test_results_of_another_kind_in_an_experiment_are_refused(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A cascade's results in exp/st/decode_tst-COMMON (written before `sate evaluate` refused it there, or copied)
+    were tabled as st's, the baseline, and an ST pack's in exp/asr as an asr row with BLEU (31st hostile pass): the
+    report names the file, the experiment and a folder of their own. An ASR or MT experiment holds its cascade, and
+    results that name no mode (written by hand) or lie in no experiment are tabled as before."""
+    for task in ("st", "asr"):  # no checkpoints/: deleted after packing, the config.yaml tells (review31r)
+        (tmp_path / task).mkdir(parents=True)
+        (tmp_path / task / "config.yaml").write_text(f"task: {task}\n", encoding="utf-8")
+    (tmp_path / "cascade" / "decode_tst-COMMON").mkdir(parents=True)  # the recipes' own cascade, and a folder
+    (tmp_path / "cascade" / "decode_tst-COMMON" / "results.json").write_text(json.dumps({"wer": 20.0,
+                                                                                         "mode": "cascade"}))
+    (tmp_path / "cascade-own").write_text("notes\n")  # of the same name, taken: the advice names another
+    for system, mode, own in (("st", "cascade", "cascade-own-2"), ("asr", "st", "st-own")):
+        path = tmp_path / system / "decode_tst-COMMON" / "results.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"wer": 10.0, "mode": mode}))
+        assert main(["report", "--exp", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert err == (
+            f"sate report: error: {path}: the results of '{mode}' (its mode) in the {system} experiment "
+            f"{tmp_path / system}: the table would show them as {system}'s own; evaluate {system}'s pack into it "
+            f"again, or move them to a folder of their own (mkdir {tmp_path / own} && mv {path.parent} "
+            f"{tmp_path / own}/)\n")
+        # the advice, followed: a row of its own (the recipes' exp/cascade or exp/st was advised, where the move
+        # nested the folder inside that one's results, or replaced them)
+        subprocess.run(err.strip().rsplit("(", 1)[1].rstrip(")"), shell=True, check=True)
+        assert main(["report", "--exp", str(tmp_path)]) == 0
+        assert f"| {own} | tst-COMMON | - | - | - | 10.0 |" in capsys.readouterr().out
+    for system in ("st", "asr"):
+        path = tmp_path / system / "decode_tst-COMMON" / "results.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({"wer": 20.0, "mode": system}))  # WER alone: no paired test reads texts
+    (tmp_path / "asr" / "decode_tst-COMMON" / "results.json").write_text(json.dumps({"wer": 20.0, "mode": "cascade"}))
+    (tmp_path / "st" / "decode_tst-COMMON" / "results.json").write_text(json.dumps({"wer": 20.0}))  # no mode
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    table = capsys.readouterr().out
+    assert all(f"| {system} | tst-COMMON | - | - | - | 20.0 |" in table for system in ("st", "asr", "cascade"))
 
 
 @pytest.mark.slow
