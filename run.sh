@@ -106,10 +106,26 @@ lock_venv() {
   return 0
 }
 
+# An environment made by the system's python3 runs whatever python3 is now: after a system upgrade (Debian 12 to 13:
+# Python 3.11 to 3.13) its bin/python was a Python that sees none of its packages, and `./run.sh test` said
+# "No module named pytest", the demo a "No module named 'sate'" traceback, the stamp taken as current.
+check_venv_python() {
+  local seen made
+  seen=$("$VENV/bin/python" -c 'import os, sys, sysconfig
+print("%d.%d" % sys.version_info[:2], os.path.isdir(sysconfig.get_path("purelib")))' 2>/dev/null) || return 0
+  [ "${seen#* }" = False ] || return 0
+  made=$(sed -n 's/^version\(_info\)\? *= *\([0-9]*\.[0-9]*\).*/\2/p' "$VENV/pyvenv.cfg" 2>/dev/null | head -n 1)
+  log "$VENV was made by Python ${made:-of another version}, and its bin/python now runs Python ${seen%% *} (a system" \
+      "upgrade?), which sees none of its packages: remove it and run ./run.sh again (a fresh setup: minutes), or set" \
+      "SATE_VENV to another place"
+  exit 1
+}
+
 setup_python() {
   local made place installed version
   deps_hash=$(sha1sum pyproject.toml | cut -c1-40)
   stamp="$VENV/.sate-installed"
+  [ ! -x "$VENV/bin/python" ] || check_venv_python
   stamp_current && return 0
   if [ ! -x "$VENV/bin/python" ]; then
     # In a checkout one may not write (a shared one), venv said "[Errno 13] Permission denied: '.../.venv'" alone.

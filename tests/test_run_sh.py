@@ -210,6 +210,26 @@ def test_an_environment_whose_python_is_gone_is_named(tmp_path: Path) -> None:
                           "it and run ./run.sh again (a fresh setup: minutes), or set SATE_VENV to another place\n")
 
 
+@pytest.mark.slow  # a Python started to probe the environment
+@needs_tts
+def test_an_environment_whose_python_now_runs_another_version_is_named(tmp_path: Path) -> None:
+    """Thirty-first hostile pass (hand31i): an environment made by the system's python3 runs whatever python3 is now;
+    after a system upgrade (Debian 12 to 13: 3.11 to 3.13) its stamp was taken as current and `./run.sh test` said
+    "No module named pytest" (the demo: "No module named 'sate'"). Here one made by "3.10" whose bin/python runs
+    this Python: named, with what to do. One made by this Python (the fake environments of the other tests) is used."""
+    venv = _fake_venv(tmp_path / "venv")
+    (venv / "bin" / "python").unlink()
+    (venv / "bin" / "python").symlink_to(os.path.realpath(sys._base_executable))
+    (venv / "pyvenv.cfg").write_text(f"home = {Path(sys._base_executable).parent}\nversion = 3.10.12\n")
+    (venv / "lib" / "python3.10" / "site-packages").mkdir(parents=True)
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv))
+    assert (run.returncode, run.stdout) == (1, "")
+    now = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert run.stderr == (f"[run.sh] {venv} was made by Python 3.10, and its bin/python now runs Python {now} (a "
+                          "system upgrade?), which sees none of its packages: remove it and run ./run.sh again (a "
+                          "fresh setup: minutes), or set SATE_VENV to another place\n")
+
+
 @pytest.mark.slow
 @needs_tts
 def test_an_environment_where_one_may_not_write_is_named(tmp_path: Path) -> None:
