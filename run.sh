@@ -121,14 +121,31 @@ print("%d.%d" % sys.version_info[:2], os.path.isdir(sysconfig.get_path("purelib"
   exit 1
 }
 
+# An environment on a file system mounted noexec (/tmp or /dev/shm on a hardened machine, some scratch volumes) was
+# made and filled (minutes, ~7 GB): its bin/python links to the system's, which runs; then `./run.sh test` said
+# "bin/ruff: Permission denied", the demo "bin/sate: Permission denied", torch could not map its libraries.
+check_runs_programs() {
+  local probe="$VENV/.sate-probe" status=0
+  { printf '#!/bin/sh\n' > "$probe" && chmod +x "$probe"; } 2>/dev/null || { rm -f "$probe"; return 0; }
+  "$probe" 2>/dev/null || status=$?
+  rm -f "$probe"
+  [ "$status" -eq 0 ] && return 0
+  log "$VENV is on a file system that runs no programs (mounted noexec?): set SATE_VENV to a place on another one" \
+      "(SATE_VENV=~/venvs/sate ./run.sh)"
+  rm -f "$VENV/.sate-lock"
+  [ -z "$made_folder" ] || rmdir "$VENV" 2>/dev/null || true
+  exit 1
+}
+
 setup_python() {
-  local made place installed version
+  local made place installed version made_folder=
   deps_hash=$(sha1sum pyproject.toml | cut -c1-40)
   stamp="$VENV/.sate-installed"
   [ ! -x "$VENV/bin/python" ] || check_venv_python
   stamp_current && return 0
   if [ ! -x "$VENV/bin/python" ]; then
     # In a checkout one may not write (a shared one), venv said "[Errno 13] Permission denied: '.../.venv'" alone.
+    [ -e "$VENV" ] || made_folder=1
     mkdir -p "$VENV" 2>/dev/null && [ -w "$VENV" ] \
       || { log "cannot write $VENV: set SATE_VENV to a folder of yours (SATE_VENV=~/venvs/sate ./run.sh)"; exit 1; }
   fi
@@ -137,6 +154,7 @@ setup_python() {
   [ ! -w "$VENV" ] || lock_venv
   # Another ./run.sh may have set it up while this one waited.
   stamp_current && return 0
+  [ ! -w "$VENV" ] || check_runs_programs
   if [ ! -x "$VENV/bin/python" ]; then
     # One whose Python is gone (a system upgrade) was made again over itself: venv keeps the dead bin/python link,
     # and the stamp left from before had `./run.sh test` stop on "ruff: command not found".

@@ -195,6 +195,26 @@ def test_a_read_only_environment_made_by_an_older_run_sh_is_used(tmp_path: Path)
     assert not (venv / "pip.log").exists() and (venv / ".sate-installed").read_text() == _old_stamp()
 
 
+@pytest.mark.slow  # a mount namespace, run.sh twice
+@needs_tts
+@pytest.mark.skipif(not _unshare_ro(), reason="needs root and unshare -m for a noexec mount")
+def test_an_environment_on_a_file_system_that_runs_no_programs_is_refused_before_the_install(tmp_path: Path) -> None:
+    """Thirty-first hostile pass (hand31i): SATE_VENV on a file system mounted noexec (/tmp on a hardened machine)
+    was made and filled (minutes, ~7 GB), its bin/python a link to the system's; then `./run.sh test` said
+    "bin/ruff: Permission denied". Refused before the environment is made; the folder it made for it removed, one of
+    the user's kept. (An environment on one that runs programs passes: the re-points of the tests above.)"""
+    (tmp_path / "noexec").mkdir()
+    script = (f'mount -t tmpfs -o noexec tmpfs "{tmp_path}/noexec" && mkdir "{tmp_path}/noexec/mine" && '
+              f'for v in "{tmp_path}/noexec/venv" "{tmp_path}/noexec/mine"; do SATE_VENV=$v bash "{ROOT}/run.sh" test; '
+              f'echo "rc=$?"; done; ls -A "{tmp_path}/noexec"; ls -A "{tmp_path}/noexec/mine"')
+    run = subprocess.run(["unshare", "-m", "bash", "-c", script], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path, env={**os.environ, **NO_PACKAGES})
+    assert run.stdout == "rc=1\nrc=1\nmine\n"
+    assert run.stderr == "".join(f"[run.sh] {tmp_path}/noexec/{name} is on a file system that runs no programs "
+                                 "(mounted noexec?): set SATE_VENV to a place on another one (SATE_VENV=~/venvs/sate "
+                                 "./run.sh)\n" for name in ("venv", "mine"))
+
+
 @pytest.mark.slow
 @needs_tts
 def test_an_environment_whose_python_is_gone_is_named(tmp_path: Path) -> None:
