@@ -40,11 +40,21 @@ python_version() {
 check_python() {
   local version status=0
   python_version "$PYTHON" || status=$?
-  [ "$status" -ne 1 ] || { log "PYTHON=$PYTHON does not run here: set PYTHON to a Python 3.11 or newer" \
-                                "(PYTHON=python3.11 ./run.sh)"; exit 1; }
-  [ "$status" -ne 2 ] || { log "Python >= 3.11 is required; PYTHON=$PYTHON is Python $version (set PYTHON=...)"
+  [ "$status" -ne 1 ] || { log "PYTHON=$PYTHON does not run here: $(python_advice)"; exit 1; }
+  [ "$status" -ne 2 ] || { log "Python >= 3.11 is required; PYTHON=$PYTHON is Python $version: $(python_advice)"
                            exit 1; }
   PYTHON_VERSION=$version
+}
+# What to do: advised "(PYTHON=python3.11 ./run.sh)" where PYTHON=python3.11 was the one that did not run (Ubuntu
+# 22.04, whose python3 is 3.10, has none installed), and "(set PYTHON=...)" to a newcomer who has no other Python.
+# One on the PATH is named; otherwise where one comes from.
+python_advice() {
+  local candidate version
+  for candidate in python3.14 python3.13 python3.12 python3.11; do
+    [ "$candidate" = "$PYTHON" ] || ! python_version "$candidate" || { echo "run PYTHON=$candidate ./run.sh"; return; }
+  done
+  echo "install a Python 3.11 or newer (Ubuntu 22.04: sudo apt-get install python3.11 python3.11-venv; elsewhere" \
+       "pyenv, uv or conda) and run PYTHON=python3.11 ./run.sh (its name or path)"
 }
 
 # Debian tools: the TTS engines that voice the demo corpus, and venv support for the Python that makes the

@@ -289,16 +289,33 @@ def test_relative_paths_are_taken_from_where_run_sh_was_started(tmp_path: Path) 
     assert "creating the virtual environment" not in run.stderr and not (ROOT / "venv").exists()
 
 
-@pytest.mark.parametrize("python", ["/no/such/python3", "python3.0-none"])
+def _pythons(tmp_path: Path, running: str | None) -> str:
+    """A PATH on which python3.11 to python3.14 do not run but `running` (one of them), which runs this Python."""
+    (tmp_path / "pythons").mkdir()
+    for name in ("python3.11", "python3.12", "python3.13", "python3.14"):
+        (tmp_path / "pythons" / name).write_text("#!/bin/sh\n" + (f'exec "{sys.executable}" "$@"\n' if name == running
+                                                                  else "exit 127\n"))
+        (tmp_path / "pythons" / name).chmod(0o755)
+    return f"{tmp_path / 'pythons'}:{os.environ['PATH']}"
+
+
+@pytest.mark.parametrize("python", ["/no/such/python3", "python3.0-none", "python3.11"])
 def test_a_python_that_does_not_run_is_named_before_anything_is_installed(tmp_path: Path, python: str) -> None:
     """Twenty-sixth hostile pass: a PYTHON that does not exist was taken for a missing `python3-venv`: run as root,
     run.sh ran `apt-get install python3-venv`, then said "Python >= 3.11 is required; ...: No such file or directory
-    found". One line names PYTHON; nothing is installed, no environment is made."""
+    found". One line names PYTHON; nothing is installed, no environment is made. Thirty-first (hand31i): it advised
+    "(PYTHON=python3.11 ./run.sh)", also where that was the PYTHON that did not run (Ubuntu 22.04 has none
+    installed); one that runs on the PATH is named, else where one comes from."""
     venv = tmp_path / "venv"
-    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=python)
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=python, PATH=_pythons(tmp_path, None))
     assert (run.returncode, run.stdout) == (1, "")
-    assert run.stderr == (f"[run.sh] PYTHON={python} does not run here: set PYTHON to a Python 3.11 or newer "
-                          "(PYTHON=python3.11 ./run.sh)\n")
+    assert run.stderr == (f"[run.sh] PYTHON={python} does not run here: install a Python 3.11 or newer (Ubuntu 22.04: "
+                          "sudo apt-get install python3.11 python3.11-venv; elsewhere pyenv, uv or conda) and run "
+                          "PYTHON=python3.11 ./run.sh (its name or path)\n")
+    assert not venv.exists()
+    (tmp_path / "pythons").rename(tmp_path / "old")
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=python, PATH=_pythons(tmp_path, "python3.12"))
+    assert run.stderr == f"[run.sh] PYTHON={python} does not run here: run PYTHON=python3.12 ./run.sh\n"
     assert not venv.exists()
 
 
