@@ -40,11 +40,21 @@ python_version() {
 check_python() {
   local version status=0
   python_version "$PYTHON" || status=$?
-  [ "$status" -ne 1 ] || { log "PYTHON=$PYTHON does not run here: set PYTHON to a Python 3.11 or newer" \
-                                "(PYTHON=python3.11 ./run.sh)"; exit 1; }
-  [ "$status" -ne 2 ] || { log "Python >= 3.11 is required; PYTHON=$PYTHON is Python $version (set PYTHON=...)"
+  [ "$status" -ne 1 ] || { log "PYTHON=$PYTHON does not run here: $(python_advice)"; exit 1; }
+  [ "$status" -ne 2 ] || { log "Python >= 3.11 is required; PYTHON=$PYTHON is Python $version: $(python_advice)"
                            exit 1; }
   PYTHON_VERSION=$version
+}
+# What to do: advised "(PYTHON=python3.11 ./run.sh)" where PYTHON=python3.11 was the one that did not run (Ubuntu
+# 22.04, whose python3 is 3.10, has none installed), and "(set PYTHON=...)" to a newcomer who has no other Python.
+# One on the PATH is named; otherwise where one comes from.
+python_advice() {
+  local candidate version
+  for candidate in python3.14 python3.13 python3.12 python3.11; do
+    [ "$candidate" = "$PYTHON" ] || ! python_version "$candidate" || { echo "run PYTHON=$candidate ./run.sh"; return; }
+  done
+  echo "install a Python 3.11 or newer (Ubuntu 22.04: sudo apt-get install python3.11 python3.11-venv; elsewhere" \
+       "pyenv, uv or conda) and run PYTHON=python3.11 ./run.sh (its name or path)"
 }
 
 # Debian tools: the TTS engines that voice the demo corpus, and venv support for the Python that makes the
@@ -106,13 +116,46 @@ lock_venv() {
   return 0
 }
 
+# An environment made by the system's python3 runs whatever python3 is now: after a system upgrade (Debian 12 to 13:
+# Python 3.11 to 3.13) its bin/python was a Python that sees none of its packages, and `./run.sh test` said
+# "No module named pytest", the demo a "No module named 'sate'" traceback, the stamp taken as current.
+check_venv_python() {
+  local seen made
+  seen=$("$VENV/bin/python" -c 'import os, sys, sysconfig
+print("%d.%d" % sys.version_info[:2], os.path.isdir(sysconfig.get_path("purelib")))' 2>/dev/null) || return 0
+  [ "${seen#* }" = False ] || return 0
+  made=$(sed -n 's/^version\(_info\)\? *= *\([0-9]*\.[0-9]*\).*/\2/p' "$VENV/pyvenv.cfg" 2>/dev/null | head -n 1)
+  log "$VENV was made by Python ${made:-of another version}, and its bin/python now runs Python ${seen%% *} (a system" \
+      "upgrade?), which sees none of its packages: remove it and run ./run.sh again (a fresh setup: minutes), or set" \
+      "SATE_VENV to another place"
+  exit 1
+}
+
+# An environment on a file system mounted noexec (/tmp or /dev/shm on a hardened machine, some scratch volumes) was
+# made and filled (minutes, ~7 GB): its bin/python links to the system's, which runs; then `./run.sh test` said
+# "bin/ruff: Permission denied", the demo "bin/sate: Permission denied", torch could not map its libraries.
+check_runs_programs() {
+  local probe="$VENV/.sate-probe" status=0
+  { printf '#!/bin/sh\n' > "$probe" && chmod +x "$probe"; } 2>/dev/null || { rm -f "$probe"; return 0; }
+  "$probe" 2>/dev/null || status=$?
+  rm -f "$probe"
+  [ "$status" -eq 0 ] && return 0
+  log "$VENV is on a file system that runs no programs (mounted noexec?): set SATE_VENV to a place on another one" \
+      "(SATE_VENV=~/venvs/sate ./run.sh)"
+  rm -f "$VENV/.sate-lock"
+  [ -z "$made_folder" ] || rmdir "$VENV" 2>/dev/null || true
+  exit 1
+}
+
 setup_python() {
-  local made place installed version
+  local made place installed version made_folder=
   deps_hash=$(sha1sum pyproject.toml | cut -c1-40)
   stamp="$VENV/.sate-installed"
+  [ ! -x "$VENV/bin/python" ] || check_venv_python
   stamp_current && return 0
   if [ ! -x "$VENV/bin/python" ]; then
     # In a checkout one may not write (a shared one), venv said "[Errno 13] Permission denied: '.../.venv'" alone.
+    [ -e "$VENV" ] || made_folder=1
     mkdir -p "$VENV" 2>/dev/null && [ -w "$VENV" ] \
       || { log "cannot write $VENV: set SATE_VENV to a folder of yours (SATE_VENV=~/venvs/sate ./run.sh)"; exit 1; }
   fi
@@ -121,6 +164,7 @@ setup_python() {
   [ ! -w "$VENV" ] || lock_venv
   # Another ./run.sh may have set it up while this one waited.
   stamp_current && return 0
+  [ ! -w "$VENV" ] || check_runs_programs
   if [ ! -x "$VENV/bin/python" ]; then
     # One whose Python is gone (a system upgrade) was made again over itself: venv keeps the dead bin/python link,
     # and the stamp left from before had `./run.sh test` stop on "ruff: command not found".

@@ -195,6 +195,26 @@ def test_a_read_only_environment_made_by_an_older_run_sh_is_used(tmp_path: Path)
     assert not (venv / "pip.log").exists() and (venv / ".sate-installed").read_text() == _old_stamp()
 
 
+@pytest.mark.slow  # a mount namespace, run.sh twice
+@needs_tts
+@pytest.mark.skipif(not _unshare_ro(), reason="needs root and unshare -m for a noexec mount")
+def test_an_environment_on_a_file_system_that_runs_no_programs_is_refused_before_the_install(tmp_path: Path) -> None:
+    """Thirty-first hostile pass (hand31i): SATE_VENV on a file system mounted noexec (/tmp on a hardened machine)
+    was made and filled (minutes, ~7 GB), its bin/python a link to the system's; then `./run.sh test` said
+    "bin/ruff: Permission denied". Refused before the environment is made; the folder it made for it removed, one of
+    the user's kept. (An environment on one that runs programs passes: the re-points of the tests above.)"""
+    (tmp_path / "noexec").mkdir()
+    script = (f'mount -t tmpfs -o noexec tmpfs "{tmp_path}/noexec" && mkdir "{tmp_path}/noexec/mine" && '
+              f'for v in "{tmp_path}/noexec/venv" "{tmp_path}/noexec/mine"; do SATE_VENV=$v bash "{ROOT}/run.sh" test; '
+              f'echo "rc=$?"; done; ls -A "{tmp_path}/noexec"; ls -A "{tmp_path}/noexec/mine"')
+    run = subprocess.run(["unshare", "-m", "bash", "-c", script], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path, env={**os.environ, **NO_PACKAGES})
+    assert run.stdout == "rc=1\nrc=1\nmine\n"
+    assert run.stderr == "".join(f"[run.sh] {tmp_path}/noexec/{name} is on a file system that runs no programs "
+                                 "(mounted noexec?): set SATE_VENV to a place on another one (SATE_VENV=~/venvs/sate "
+                                 "./run.sh)\n" for name in ("venv", "mine"))
+
+
 @pytest.mark.slow
 @needs_tts
 def test_an_environment_whose_python_is_gone_is_named(tmp_path: Path) -> None:
@@ -208,6 +228,26 @@ def test_an_environment_whose_python_is_gone_is_named(tmp_path: Path) -> None:
     assert (run.returncode, run.stdout) == (1, "")
     assert run.stderr == (f"[run.sh] {venv} is an environment whose Python (/usr/bin/python3.9-gone) is gone: remove "
                           "it and run ./run.sh again (a fresh setup: minutes), or set SATE_VENV to another place\n")
+
+
+@pytest.mark.slow  # a Python started to probe the environment
+@needs_tts
+def test_an_environment_whose_python_now_runs_another_version_is_named(tmp_path: Path) -> None:
+    """Thirty-first hostile pass (hand31i): an environment made by the system's python3 runs whatever python3 is now;
+    after a system upgrade (Debian 12 to 13: 3.11 to 3.13) its stamp was taken as current and `./run.sh test` said
+    "No module named pytest" (the demo: "No module named 'sate'"). Here one made by "3.10" whose bin/python runs
+    this Python: named, with what to do. One made by this Python (the fake environments of the other tests) is used."""
+    venv = _fake_venv(tmp_path / "venv")
+    (venv / "bin" / "python").unlink()
+    (venv / "bin" / "python").symlink_to(os.path.realpath(sys._base_executable))
+    (venv / "pyvenv.cfg").write_text(f"home = {Path(sys._base_executable).parent}\nversion = 3.10.12\n")
+    (venv / "lib" / "python3.10" / "site-packages").mkdir(parents=True)
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv))
+    assert (run.returncode, run.stdout) == (1, "")
+    now = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert run.stderr == (f"[run.sh] {venv} was made by Python 3.10, and its bin/python now runs Python {now} (a "
+                          "system upgrade?), which sees none of its packages: remove it and run ./run.sh again (a "
+                          "fresh setup: minutes), or set SATE_VENV to another place\n")
 
 
 @pytest.mark.slow
@@ -249,16 +289,33 @@ def test_relative_paths_are_taken_from_where_run_sh_was_started(tmp_path: Path) 
     assert "creating the virtual environment" not in run.stderr and not (ROOT / "venv").exists()
 
 
-@pytest.mark.parametrize("python", ["/no/such/python3", "python3.0-none"])
+def _pythons(tmp_path: Path, running: str | None) -> str:
+    """A PATH on which python3.11 to python3.14 do not run but `running` (one of them), which runs this Python."""
+    (tmp_path / "pythons").mkdir()
+    for name in ("python3.11", "python3.12", "python3.13", "python3.14"):
+        (tmp_path / "pythons" / name).write_text("#!/bin/sh\n" + (f'exec "{sys.executable}" "$@"\n' if name == running
+                                                                  else "exit 127\n"))
+        (tmp_path / "pythons" / name).chmod(0o755)
+    return f"{tmp_path / 'pythons'}:{os.environ['PATH']}"
+
+
+@pytest.mark.parametrize("python", ["/no/such/python3", "python3.0-none", "python3.11"])
 def test_a_python_that_does_not_run_is_named_before_anything_is_installed(tmp_path: Path, python: str) -> None:
     """Twenty-sixth hostile pass: a PYTHON that does not exist was taken for a missing `python3-venv`: run as root,
     run.sh ran `apt-get install python3-venv`, then said "Python >= 3.11 is required; ...: No such file or directory
-    found". One line names PYTHON; nothing is installed, no environment is made."""
+    found". One line names PYTHON; nothing is installed, no environment is made. Thirty-first (hand31i): it advised
+    "(PYTHON=python3.11 ./run.sh)", also where that was the PYTHON that did not run (Ubuntu 22.04 has none
+    installed); one that runs on the PATH is named, else where one comes from."""
     venv = tmp_path / "venv"
-    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=python)
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=python, PATH=_pythons(tmp_path, None))
     assert (run.returncode, run.stdout) == (1, "")
-    assert run.stderr == (f"[run.sh] PYTHON={python} does not run here: set PYTHON to a Python 3.11 or newer "
-                          "(PYTHON=python3.11 ./run.sh)\n")
+    assert run.stderr == (f"[run.sh] PYTHON={python} does not run here: install a Python 3.11 or newer (Ubuntu 22.04: "
+                          "sudo apt-get install python3.11 python3.11-venv; elsewhere pyenv, uv or conda) and run "
+                          "PYTHON=python3.11 ./run.sh (its name or path)\n")
+    assert not venv.exists()
+    (tmp_path / "pythons").rename(tmp_path / "old")
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=python, PATH=_pythons(tmp_path, "python3.12"))
+    assert run.stderr == f"[run.sh] PYTHON={python} does not run here: run PYTHON=python3.12 ./run.sh\n"
     assert not venv.exists()
 
 
