@@ -305,6 +305,55 @@ def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:
                     "(an interrupted copy or download?); copy it again")
 
 
+def _pipe_declared(f: sf.SoundFile) -> int | None:
+    """The frames a WAV read from a pipe declares (its data chunk's size), or None: another format, or a size a
+    streaming writer left unknown."""
+    declared = _DATA_SIZE.search(f.extra_info or "")
+    if f.format not in ("WAV", "WAVEX") or declared is None or _unknown_size(int(declared.group(1))) or \
+            f.frames >= _UNKNOWN_FRAMES:
+        return None
+    return f.frames
+
+
+PIPE_REST_WAIT_S = 1.0  # seconds a pipe is waited on for what follows the audio its WAV header declares
+
+
+def check_pipe_rest(name: str, f: sf.SoundFile, read: int) -> None:
+    """What `check_nothing_behind_data` refuses in a file, in a WAV read from a pipe whose declared samples have all
+    been read: another WAV behind them (two joined with cat), or a second and more of bytes that are no chunk (a
+    header written before the recording ended). libsndfile stops at the declared end, so only the first file, or the
+    recording's first seconds, was translated as if whole, exit 0, where the same file by name was refused (thirty-
+    first hostile pass). What follows is read for at most a second of audio's bytes, and waited for at most
+    PIPE_REST_WAIT_S at a time: a writer that keeps its end open after the file is not waited on."""
+    declared = _pipe_declared(f)
+    if declared is None or read < declared or not isinstance(f.name, int) or not declared:
+        return
+    size = int(_DATA_SIZE.search(f.extra_info or "").group(1))  # type: ignore[union-attr]  # (_pipe_declared)
+    per_second = max(8, size * f.samplerate // declared)
+    poller = select.poll()
+    poller.register(f.name, select.POLLIN)
+    rest = b""
+    while len(rest) < per_second + 8 and poller.poll(PIPE_REST_WAIT_S * 1000):  # an interrupt raises here
+        data = os.read(f.name, per_second + 8 - len(rest))
+        if not data:
+            break
+        rest += data
+    at = 1 if size & 1 and rest[:1] == b"\0" else 0  # a chunk of odd size is padded
+    while len(rest) >= at + 8 and _chunk_name(rest[at:at + 4]) and rest[at:at + 4] not in (b"RIFF", b"RF64"):
+        chunk = int.from_bytes(rest[at + 4:at + 8], "little")  # metadata (LIST, id3, cue) after the data
+        at += 8 + chunk + (chunk & 1)
+    tail = rest[at:]
+    seconds = f"the {declared / f.samplerate:.1f} s of audio"
+    if tail[:4] in (b"RIFF", b"RF64"):
+        raise SateError(f"{name}: another WAV file begins after {seconds} its header declares (files joined with "
+                        "cat?): a WAV holds one, and its header says how long; join them with sox instead (sox A.wav "
+                        "B.wav OUT.wav)")
+    if len(tail) >= per_second and tail[:3] not in (b"ID3", b"TAG") and tail.strip(b"\0"):
+        raise SateError(f"{name}: a second and more of bytes that are no chunk follow {seconds} its header declares "
+                        "(a recording whose header was written before it ended?), and only that would be read; save "
+                        "it and repair the header first, e.g. sox --ignore-length IN.wav OUT.wav")
+
+
 def _other_case(path: Path) -> str:
     """Where the file is there under its name in another case (`wav: ted_1.WAV` beside `ted_1.wav`, a corpus copied
     from a file system that ignores case), or in another Unicode form (`tédx_1.wav` typed as one character, the file's
@@ -1015,6 +1064,7 @@ def _mono_blocks(path: Path, opened: sf.SoundFile | None = None) -> Iterator[np.
                 yield block
             if opened is not None:
                 check_pipe_whole(str(path), f, read)
+                check_pipe_rest(str(path), f, read)
         except SateError:
             raise
         except Exception as err:
@@ -1028,8 +1078,15 @@ def _mono_pieces(f: sf.SoundFile, name: str, start: int, frames: int | None = No
     step, read = max(1, READ_BLOCK // max(1, f.channels)), 0
     dtype = "float64" if f.subtype == "DOUBLE" else "float32"  # 1e300 is no float32: it read as inf, "not finite"
     pipe = f.name if isinstance(f.name, int) else None  # a pipe's descriptor (`_fifo_with_data`)
+    # libsndfile reads a pipe's bytes for every frame asked for, and drops those past the declared end: asked for no
+    # more, it leaves what follows the audio in the pipe for `check_pipe_rest`
+    declared = None if pipe is None else _pipe_declared(f)
     while frames is None or read < frames:
         want = step if frames is None else min(step, frames - read)
+        if declared is not None:
+            want = min(want, declared - start - read)
+            if want <= 0:
+                return
         block = f.read(want if pipe is None else _pipe_frames(pipe, f, want), dtype=dtype, always_2d=True)
         if not len(block):
             return

@@ -296,6 +296,50 @@ def test_a_pipe_cut_short_or_of_flac_is_named(tmp_path: Path, capsys: pytest.Cap
     writer.join(timeout=30)
 
 
+def test_what_follows_a_piped_wav_is_named_as_in_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two WAVs joined with cat, or a WAV whose header declares less than a second of what follows, are refused by
+    name; piped, libsndfile stopped at the declared end: the first file (or the recording's first seconds) was
+    segmented and translated as if whole, exit 0 (thirty-first hostile pass). Chunks after the data (metadata), an
+    ID3 tag, zeros, a short tail, an 8-bit WAV's pad byte, and a writer that keeps its end open still read whole."""
+    first, second = tmp_path / "a.wav", tmp_path / "b.wav"
+    sf.write(first, (0.3 * np.sin(np.arange(2 * SAMPLE_RATE) / 9)).astype(np.float32), SAMPLE_RATE, subtype="PCM_16")
+    sf.write(second, (0.3 * np.sin(np.arange(SAMPLE_RATE) / 7)).astype(np.float32), 48000, subtype="PCM_24")
+    data, noise = first.read_bytes(), np.random.default_rng(0).integers(0, 256, 2 * SAMPLE_RATE, np.uint8).tobytes()
+    fifo = tmp_path / "pipe.wav"
+    os.mkfifo(fifo)
+    for fed, expect in [(data + second.read_bytes(), "another WAV file begins after the 2.0 s of audio its header "
+                                                     "declares (files joined with cat?)"),
+                        (data + noise, "a second and more of bytes that are no chunk follow the 2.0 s of audio its "
+                                       "header declares (a recording whose header was written before it ended?)")]:
+        writer = feed(fifo, fed, refused=True)
+        assert main(["segment", "--vad", "energy", str(fifo)]) == 1
+        assert capsys.readouterr().err.splitlines()[0].startswith(f"sate segment: error: {fifo}: {expect}")
+        writer.join(timeout=30)
+    listed = b"LIST" + (26).to_bytes(4, "little") + b"INFOISFT" + (14).to_bytes(4, "little") + b"Lavf60.16.100\0"
+    odd = tmp_path / "odd.wav"  # 8-bit mono of an odd length: its data chunk is padded
+    sf.write(odd, np.zeros(SAMPLE_RATE + 1, dtype=np.float32), SAMPLE_RATE, subtype="PCM_U8")
+    for fed, samples in [(data + listed, 2 * SAMPLE_RATE), (data + b"ID3" + noise, 2 * SAMPLE_RATE),
+                         (data + bytes(len(noise)), 2 * SAMPLE_RATE), (data + noise[:SAMPLE_RATE], 2 * SAMPLE_RATE),
+                         (odd.read_bytes() + b"\0" + listed, SAMPLE_RATE + 1)]:
+        writer = feed(fifo, fed)
+        assert len(np.concatenate(list(audio_blocks(fifo)))) == samples
+        writer.join(timeout=30)
+
+    def held_open() -> None:  # the file written, the pipe left open a while (a recorder between files)
+        with open(fifo, "wb") as f:
+            f.write(data)
+            f.flush()
+            threading.Event().wait(0.5)
+
+    monkeypatch.setattr(audio, "PIPE_REST_WAIT_S", 0.1)
+    writer = threading.Thread(target=held_open, daemon=True)
+    writer.start()
+    assert len(np.concatenate(list(audio_blocks(fifo)))) == 2 * SAMPLE_RATE
+    assert writer.is_alive()  # read without waiting for the writer to end
+    writer.join(timeout=30)
+
+
 def test_only_formats_read_right_from_a_pipe_are_read_from_one(tmp_path: Path) -> None:
     """From a pipe libsndfile read an RF64 8 bytes late (24-bit stereo became noise), SDS as noise and CAF as nothing
     (called "cut short"), each exit 0 or a misleading line; a whole W64, whose length a pipe does not tell, was
