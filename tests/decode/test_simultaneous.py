@@ -591,14 +591,19 @@ def test_stream_refuses_an_audio_file_on_stdin(tmp_path: Path, st_pack: Path, wa
 def test_an_mp3_without_a_tag_or_an_m4a_on_stdin_is_named(tmp_path: Path) -> None:
     """Twenty-first hostile pass: an MP3 that begins with its first frame (no ID3 tag: libsndfile's and LAME's) or an
     M4A piped to `sate stream -` was read as PCM, and the line said "no speech found". Raw PCM is read as ever,
-    silence (-1: FF FF), a tone's samples and a first sample of -1 too."""
+    silence (-1: FF FF), a tone's samples and a first sample of -1 too. AU, CAF, W64 and NIST SPHERE files too."""
     from sate.errors import SateError
 
     tone = (np.sin(np.arange(SAMPLE_RATE) / 5) * 0.3).astype(np.float32)
     sf.write(tmp_path / "talk.mp3", tone, SAMPLE_RATE, format="MP3")
     sf.write(tmp_path / "talk44.mp3", np.repeat(tone, 3), 44100, format="MP3")  # MPEG-1, frames of 417/418 bytes
+    # an AU (what `sox ... -t au -` pipes), CAF, W64 or NIST SPHERE file was translated as noise (thirty-first pass)
+    for fmt in ("AU", "CAF", "W64", "NIST"):
+        sf.write(tmp_path / f"talk.{fmt}", tone, SAMPLE_RATE, format=fmt)
     for data, kind in (((tmp_path / "talk.mp3").read_bytes(), "MP3"), ((tmp_path / "talk44.mp3").read_bytes(), "MP3"),
-                       (b"\x00\x00\x00\x20ftypM4A \x00\x00\x02\x00" + bytes(64), "MP4/M4A")):
+                       (b"\x00\x00\x00\x20ftypM4A \x00\x00\x02\x00" + bytes(64), "MP4/M4A"),
+                       *(((tmp_path / f"talk.{fmt}").read_bytes(), kind) for fmt, kind in
+                         (("AU", "Sun AU"), ("CAF", "CAF"), ("W64", "W64"), ("NIST", "NIST SPHERE")))):
         assert data[:3] != b"ID3"
         with pytest.raises(SateError, match=f"^stdin: a {re.escape(kind)} file, not raw PCM"):
             next(stream.pcm_pieces(io.BytesIO(data), 0.5))
