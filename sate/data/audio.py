@@ -888,12 +888,15 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         os.close(fifo)  # that failed, `: > fifo`) wrote nothing (twenty-sixth hostile pass)
         raise SateError(f"{path}: the stream is empty: its writer closed it without writing anything (did the "
                         "command that writes it fail?)")
+    probe = None if fifo is None else os.dup(fifo)  # soundfile closes the pipe it fails to open: asked if it ended
     try:  # a regular file is opened when read; a pipe now, as its header can be read only once
         source = sf.info(_sf_name(path)) if regular else sf.SoundFile(_sf_name(path) if fifo is None else fifo)
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
-        if fifo is not None:
-            with contextlib.suppress(OSError):
-                os.close(fifo)
+        ended = probe is not None and bool(select.select([probe], [], [], 0)[0]) and _ended_empty(probe)
+        for descriptor in (fifo, probe):
+            if descriptor is not None:
+                with contextlib.suppress(OSError):
+                    os.close(descriptor)
         if regular:  # two files joined: "No 'RIFF' chunk marker" of a file beginning so
             check_nothing_behind_data(path, None)
         reason = _reason(path, err)
@@ -901,9 +904,13 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
             reason = "FLAC cannot be read from a pipe: give the file's name, or pipe WAV"
         elif not regular and path.is_char_device():  # /dev/null read as a pipe's header
             reason = "a device, not an audio file"
+        elif ended:  # `head -c 30 talk.wav | sate segment /dev/stdin` was told to "pipe PCM WAV" (31st hostile pass)
+            reason += "; the stream ended there, before any audio: was its writer cut off? give it whole"
         elif not regular:  # a GSM 6.10 WAV from a pipe was libsndfile's "Unspecified internal error", alone
             reason += "; from a pipe only some formats and encodings can be read: give the file's name, or pipe PCM WAV"
         raise SateError(f"{path}: cannot read audio ({reason})") from None
+    if probe is not None:
+        os.close(probe)
     try:
         check_w64_data(str(path), source)
     except SateError:

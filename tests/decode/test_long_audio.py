@@ -340,6 +340,24 @@ def test_what_follows_a_piped_wav_is_named_as_in_a_file(tmp_path: Path, capsys: 
     writer.join(timeout=30)
 
 
+def test_a_pipe_that_ends_inside_the_header_is_said_so(tmp_path: Path) -> None:
+    """`head -c 30 talk.wav | sate segment /dev/stdin` (a writer cut off in the header) was told that from a pipe only
+    some formats can be read, "pipe PCM WAV", which it was (thirty-first hostile pass); a pipe that goes on keeps
+    that advice."""
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.zeros(SAMPLE_RATE, dtype=np.float32), SAMPLE_RATE, subtype="PCM_16")
+    fifo = tmp_path / "pipe.wav"
+    os.mkfifo(fifo)
+    for fed, expect in [(wav.read_bytes()[:30], "the stream ended there, before any audio: was its writer cut off? "
+                                                "give it whole"),
+                        (wav.read_bytes()[:4], "the stream ended there, before any audio"),
+                        (b"\x01\x02" * SAMPLE_RATE, "from a pipe only some formats and encodings can be read")]:
+        writer = feed(fifo, fed, refused=True)
+        with pytest.raises(SateError, match=re.escape(expect)):
+            audio_blocks(fifo)
+        writer.join(timeout=30)
+
+
 def test_only_formats_read_right_from_a_pipe_are_read_from_one(tmp_path: Path) -> None:
     """From a pipe libsndfile read an RF64 8 bytes late (24-bit stereo became noise), SDS as noise and CAF as nothing
     (called "cut short"), each exit 0 or a misleading line; a whole W64, whose length a pipe does not tell, was
