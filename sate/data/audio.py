@@ -262,6 +262,63 @@ def check_nothing_behind_data(path: Path, info: HeaderLog | None) -> None:
                         "read; repair the header first, e.g. sox --ignore-length IN.wav OUT.wav")
 
 
+def check_one_stream(path: Path, info: HeaderLog) -> None:
+    """Refuse an Ogg or FLAC file that holds a second file behind the first (two joined with cat; an Ogg chain):
+    libsndfile reads the first alone, and a talk joined from its parts was segmented and translated as its first
+    part, exit 0 (thirty-first hostile pass), where two WAVs joined so are refused (`check_nothing_behind_data`)."""
+    kind = {"OGG": "Ogg", "FLAC": "FLAC"}.get(getattr(info, "format", ""))
+    if kind is None:
+        return
+    try:
+        with open(path, "rb") as f:
+            at = _ogg_chained(f) if kind == "Ogg" else _second_flac(f)
+    except OSError:  # a file that may not be read is named by its reader, as before
+        return
+    if at is not None:
+        seconds = f"the {info.frames / info.samplerate:.1f} s of audio of the first" if info.samplerate > 0 else \
+            "the first"
+        raise SateError(f"{path}: another {kind} stream begins at byte {at:,}, after {seconds} (files joined with "
+                        f"cat?): only the first would be read; join them with sox instead (sox A{path.suffix} "
+                        f"B{path.suffix} OUT.wav)")
+
+
+def _ogg_chained(f: BinaryIO) -> int | None:
+    """Where an Ogg page that begins a logical stream follows pages of another (a chain: files joined with cat), or
+    None; None too where the pages cannot be walked (a damaged file is left to its reader). Streams multiplexed
+    together begin on the first pages, before any other page."""
+    at, streaming = 0, False
+    while True:
+        f.seek(at)
+        head = f.read(27)
+        if len(head) < 27 or head[:4] != b"OggS":
+            return None
+        lacing = f.read(head[26])
+        if len(lacing) < head[26]:
+            return None
+        if head[5] & 2 and streaming:
+            return at
+        streaming = streaming or not head[5] & 2
+        at += 27 + len(lacing) + sum(lacing)
+
+
+# A FLAC file's start: its marker and a STREAMINFO block header (type 0, its last-block flag either way, 34 bytes)
+_FLAC_STARTS = (b"fLaC\x00\x00\x00\x22", b"fLaC\x80\x00\x00\x22")
+
+
+def _second_flac(f: BinaryIO) -> int | None:
+    """Where a second FLAC file begins inside this one (read 64 KiB at a time), or None."""
+    at, carried = 1, b""
+    f.seek(1)
+    while block := f.read(1 << 16):
+        data = carried + block
+        found = [k for k in (data.find(start) for start in _FLAC_STARTS) if k >= 0]
+        if found:
+            return at - len(carried) + min(found)
+        carried = data[-7:]
+        at += len(block)
+    return None
+
+
 def _behind_data(path: Path) -> tuple[int, int, int] | None:
     """Where the bytes that are no chunk begin behind a RIFF WAV's data chunk, how many there are and the data's
     declared size, or None (no RIFF WAV, a size a streaming writer left unknown, nothing behind the chunks)."""
@@ -921,6 +978,7 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         check_not_cut_short(path, source)
         check_data_declared(path, source)
         check_nothing_behind_data(path, source)
+        check_one_stream(path, source)
     elif source.format not in PIPE_FORMATS:
         source.close()
         raise SateError(f"{path}: cannot read audio ({source.format_info} cannot be read from a pipe: give the "

@@ -358,6 +358,25 @@ def test_a_pipe_that_ends_inside_the_header_is_said_so(tmp_path: Path) -> None:
         writer.join(timeout=30)
 
 
+def test_ogg_or_flac_files_joined_with_cat_are_refused(tmp_path: Path) -> None:
+    """`cat part1.ogg part2.ogg > talk.ogg` (an Ogg chain) or two FLACs so joined were read as the first file alone,
+    segmented and translated, exit 0, where two WAVs joined so are refused (thirty-first hostile pass). Each file
+    alone reads whole."""
+    tone = (0.3 * np.sin(np.arange(2 * SAMPLE_RATE) / 9)).astype(np.float32)
+    for fmt, kind in (("OGG", "Ogg"), ("FLAC", "FLAC")):
+        parts = [tmp_path / f"{name}.{fmt.lower()}" for name in ("a", "b")]
+        for part, seconds in zip(parts, (2, 1), strict=True):
+            sf.write(part, tone[: seconds * SAMPLE_RATE], SAMPLE_RATE, format=fmt)
+        joined = tmp_path / f"talk.{fmt.lower()}"
+        joined.write_bytes(parts[0].read_bytes() + parts[1].read_bytes())
+        for part, seconds in zip(parts, (2, 1), strict=True):
+            assert len(np.concatenate(list(audio_blocks(part)))) == seconds * SAMPLE_RATE
+        with pytest.raises(SateError, match=rf"talk\.{fmt.lower()}: another {kind} stream begins at byte "
+                                            rf"{parts[0].stat().st_size:,}, after the 2\.0 s of audio of the first "
+                                            r"\(files joined with cat\?\)"):
+            audio_blocks(joined)
+
+
 def test_only_formats_read_right_from_a_pipe_are_read_from_one(tmp_path: Path) -> None:
     """From a pipe libsndfile read an RF64 8 bytes late (24-bit stereo became noise), SDS as noise and CAF as nothing
     (called "cut short"), each exit 0 or a misleading line; a whole W64, whose length a pipe does not tell, was
