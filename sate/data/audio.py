@@ -306,9 +306,18 @@ _FLAC_STARTS = (b"fLaC\x00\x00\x00\x22", b"fLaC\x80\x00\x00\x22")
 
 
 def _second_flac(f: BinaryIO) -> int | None:
-    """Where a second FLAC file begins inside this one (read 64 KiB at a time), or None."""
-    at, carried = 1, b""
-    f.seek(1)
+    """Where a second FLAC file begins inside this one, or None. The first begins at the first marker after any ID3v2
+    tags in front (some taggers put one there; libsndfile skips it): a FLAC that opened so was refused as two joined
+    (review31l)."""
+    first = _flac_start(f, _id3v2_end(f))
+    return None if first is None else _flac_start(f, first + 1)
+
+
+def _flac_start(f: BinaryIO, at: int) -> int | None:
+    """Where the first FLAC marker with its STREAMINFO header is in ``f`` from byte ``at`` (read 64 KiB at a time),
+    or None."""
+    carried = b""
+    f.seek(at)
     while block := f.read(1 << 16):
         data = carried + block
         found = [k for k in (data.find(start) for start in _FLAC_STARTS) if k >= 0]
@@ -317,6 +326,20 @@ def _second_flac(f: BinaryIO) -> int | None:
         carried = data[-7:]
         at += len(block)
     return None
+
+
+def _id3v2_end(f: BinaryIO) -> int:
+    """Where the ID3v2 tags at the start of ``f`` end (0: there are none), as libsndfile skips them before it looks
+    for the format: a 10-byte header, the size it gives (4 bytes of 7 bits), and a 10-byte footer where its flag
+    says."""
+    at = 0
+    while True:
+        f.seek(at)
+        head = f.read(10)
+        if len(head) < 10 or head[:3] != b"ID3" or any(c & 0x80 for c in head[6:]):
+            return at
+        at += 20 if head[5] & 0x10 else 10
+        at += sum(c << 7 * (3 - n) for n, c in enumerate(head[6:]))
 
 
 def _behind_data(path: Path) -> tuple[int, int, int] | None:

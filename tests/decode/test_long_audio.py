@@ -377,6 +377,31 @@ def test_ogg_or_flac_files_joined_with_cat_are_refused(tmp_path: Path) -> None:
             audio_blocks(joined)
 
 
+def id3v2_tag(size: int) -> bytes:
+    """An ID3v2.4 tag of ``size`` bytes of frames (a title, then padding)."""
+    body = b"TIT2" + (6).to_bytes(4, "big") + b"\0\0\0title"
+    body += bytes(size - len(body))
+    length = bytes((size >> shift) & 0x7F for shift in (21, 14, 7, 0))
+    return b"ID3\x04\x00\x00" + length + body
+
+
+def test_a_flac_behind_an_id3v2_tag_is_one_stream(tmp_path: Path) -> None:
+    """A FLAC that begins with an ID3v2 tag (some taggers and stores write one; libsndfile skips it) was refused as
+    two FLACs joined with cat, its one marker taken for a second (review31l); read as before now, and such a file
+    with another FLAC cat'ed behind it is still refused."""
+    flac = tmp_path / "a.flac"
+    sf.write(flac, (0.3 * np.sin(np.arange(2 * SAMPLE_RATE) / 9)).astype(np.float32), SAMPLE_RATE, format="FLAC")
+    plain = np.concatenate(list(audio_blocks(flac)))
+    for n, tag in enumerate((id3v2_tag(100), id3v2_tag(70_000), id3v2_tag(100) + id3v2_tag(50))):
+        tagged = tmp_path / f"tagged{n}.flac"
+        tagged.write_bytes(tag + flac.read_bytes())
+        assert np.array_equal(np.concatenate(list(audio_blocks(tagged))), plain)
+        joined = tmp_path / f"joined{n}.flac"
+        joined.write_bytes(tagged.read_bytes() + flac.read_bytes())
+        with pytest.raises(SateError, match=rf"another FLAC stream begins at byte {tagged.stat().st_size:,}, "):
+            audio_blocks(joined)
+
+
 def test_only_formats_read_right_from_a_pipe_are_read_from_one(tmp_path: Path) -> None:
     """From a pipe libsndfile read an RF64 8 bytes late (24-bit stereo became noise), SDS as noise and CAF as nothing
     (called "cut short"), each exit 0 or a misleading line; a whole W64, whose length a pipe does not tell, was
