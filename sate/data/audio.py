@@ -398,31 +398,69 @@ def _pipe_declared(f: sf.SoundFile) -> int | None:
 PIPE_REST_WAIT_S = 1.0  # seconds a pipe is waited on for what follows the audio its WAV header declares
 
 
+class _PipeRest:
+    """The bytes of a pipe after the audio libsndfile read from it, read as asked and waited for at most
+    PIPE_REST_WAIT_S at a time (a writer that keeps its end open after the file is not waited on); a chunk is
+    skipped by reading and dropping it, 64 KiB at a time, so that no more than is peeked at is held."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.held, self.poller = fd, b"", select.poll()
+        self.poller.register(fd, select.POLLIN)
+
+    def _read(self, most: int) -> bytes:
+        """Up to ``most`` bytes, b"" where the pipe has ended or its writer stalled."""
+        if not self.poller.poll(PIPE_REST_WAIT_S * 1000):  # an interrupt raises here
+            return b""
+        return os.read(self.fd, most)
+
+    def peek(self, count: int) -> bytes:
+        """The next ``count`` bytes, fewer where the pipe ends or stalls first; they stay to be read."""
+        while len(self.held) < count and (data := self._read(count - len(self.held))):
+            self.held += data
+        return self.held[:count]
+
+    def drop(self, count: int) -> bool:
+        """Skip ``count`` bytes; False where the pipe ended or stalled first."""
+        held = min(count, len(self.held))
+        self.held, count = self.held[held:], count - held
+        while count > 0:
+            data = self._read(min(count, 1 << 16))
+            if not data:
+                return False
+            count -= len(data)
+        return True
+
+
 def check_pipe_rest(name: str, f: sf.SoundFile, read: int) -> None:
     """What `check_nothing_behind_data` refuses in a file, in a WAV read from a pipe whose declared samples have all
     been read: another WAV behind them (two joined with cat), or a second and more of bytes that are no chunk (a
     header written before the recording ended). libsndfile stops at the declared end, so only the first file, or the
     recording's first seconds, was translated as if whole, exit 0, where the same file by name was refused (thirty-
-    first hostile pass). What follows is read for at most a second of audio's bytes, and waited for at most
-    PIPE_REST_WAIT_S at a time: a writer that keeps its end open after the file is not waited on."""
+    first hostile pass). The chunks that follow the data are walked by their headers as `_riff_chunks` walks a
+    file's, each read and dropped whatever its size (review31l: one of more than a second's bytes, an id3 chunk with
+    cover art, hid the WAV behind it; a data chunk of odd size left a byte that hid the chunk names); then at most a
+    second of audio's bytes is read."""
     declared = _pipe_declared(f)
     if declared is None or read < declared or not isinstance(f.name, int) or not declared:
         return
     size = int(_DATA_SIZE.search(f.extra_info or "").group(1))  # type: ignore[union-attr]  # (_pipe_declared)
     per_second = max(8, size * f.samplerate // declared)
-    poller = select.poll()
-    poller.register(f.name, select.POLLIN)
-    rest = b""
-    while len(rest) < per_second + 8 and poller.poll(PIPE_REST_WAIT_S * 1000):  # an interrupt raises here
-        data = os.read(f.name, per_second + 8 - len(rest))
-        if not data:
+    rest, width = _PipeRest(f.name), _SAMPLE_BYTES.get(f.subtype)
+    # libsndfile reads whole frames: the bytes of a part frame at the data's end are still in the pipe
+    if not rest.drop(0 if width is None else max(0, size - declared * width * f.channels)):
+        return
+    chunk = size
+    for _ in range(MAX_CHUNKS):
+        if chunk & 1:  # a chunk of odd size is padded, unless its writer left the pad out (as `_riff_chunks` says)
+            after = rest.peek(5)
+            rest.drop(0 if _chunk_name(after[:4]) and not _chunk_name(after[1:5]) else 1)
+        head = rest.peek(8)
+        if len(head) < 8 or not _chunk_name(head[:4]) or head[:4] in (b"RIFF", b"RF64"):
             break
-        rest += data
-    at = 1 if size & 1 and rest[:1] == b"\0" else 0  # a chunk of odd size is padded
-    while len(rest) >= at + 8 and _chunk_name(rest[at:at + 4]) and rest[at:at + 4] not in (b"RIFF", b"RF64"):
-        chunk = int.from_bytes(rest[at + 4:at + 8], "little")  # metadata (LIST, id3, cue) after the data
-        at += 8 + chunk + (chunk & 1)
-    tail = rest[at:]
+        chunk = int.from_bytes(head[4:], "little")  # metadata (LIST, id3, cue) after the data
+        if not rest.drop(8 + chunk):
+            return
+    tail = rest.peek(per_second)
     seconds = f"the {declared / f.samplerate:.1f} s of audio"
     if tail[:4] in (b"RIFF", b"RF64"):
         raise SateError(f"{name}: another WAV file begins after {seconds} its header declares (files joined with "

@@ -402,6 +402,49 @@ def test_a_flac_behind_an_id3v2_tag_is_one_stream(tmp_path: Path) -> None:
             audio_blocks(joined)
 
 
+def with_chunks(wav: bytes, *chunks: bytes, data_size: int | None = None) -> bytes:
+    """The WAV ``wav`` with ``chunks`` after its data (and its data chunk declared ``data_size`` bytes), its RIFF size
+    set to match."""
+    body = bytearray(wav + b"".join(chunks))
+    if data_size is not None:
+        at = body.find(b"data")
+        body[at + 4:at + 8] = data_size.to_bytes(4, "little")
+    body[4:8] = (len(body) - 8).to_bytes(4, "little")
+    return bytes(body)
+
+
+def test_the_chunks_after_a_piped_wavs_data_are_walked_whatever_their_size(tmp_path: Path) -> None:
+    """Piped, what follows a WAV's data was read for a second of audio's bytes only: two WAVs joined with cat were
+    read as the first alone, exit 0, where the first had a metadata chunk longer than that (an id3 chunk with cover
+    art), and a 16-bit WAV whose data chunk is of odd size, followed by such a chunk, was refused as "bytes that are
+    no chunk" (review31l); each is now read as by name."""
+    wav, other = tmp_path / "a.wav", tmp_path / "b.wav"
+    sf.write(wav, (0.3 * np.sin(np.arange(2 * SAMPLE_RATE) / 9)).astype(np.float32), SAMPLE_RATE, subtype="PCM_16")
+    sf.write(other, np.zeros(SAMPLE_RATE, dtype=np.float32), SAMPLE_RATE, subtype="PCM_16")
+    tag = id3v2_tag(80_000)
+    art = b"id3 " + len(tag).to_bytes(4, "little") + tag  # cover art: 2.5 s of this WAV's bytes
+    noise = np.random.default_rng(0).integers(1, 256, 2 * 2 * SAMPLE_RATE, np.uint8).tobytes()
+    odd = tmp_path / "odd.wav"  # a data chunk of 2 s and one byte, its pad byte, then the cover art
+    odd.write_bytes(with_chunks(wav.read_bytes(), b"\x07\0", art, data_size=4 * SAMPLE_RATE + 1))
+    joined, behind = tmp_path / "joined.wav", tmp_path / "behind.wav"
+    joined.write_bytes(with_chunks(wav.read_bytes(), art) + other.read_bytes())
+    behind.write_bytes(with_chunks(wav.read_bytes(), art, noise))
+    fifo = tmp_path / "pipe.wav"
+    os.mkfifo(fifo)
+    for path, expect in [(odd, None), (joined, "another WAV file begins after the 2.0 s of audio"),
+                         (behind, "a second and more of bytes that are no chunk follow the 2.0 s of audio")]:
+        if expect is None:
+            writer = feed(fifo, path.read_bytes())
+            assert np.array_equal(np.concatenate(list(audio_blocks(fifo))), np.concatenate(list(audio_blocks(path))))
+        else:
+            with pytest.raises(SateError):
+                audio_blocks(path)
+            writer = feed(fifo, path.read_bytes(), refused=True)
+            with pytest.raises(SateError, match=f"^{re.escape(f'{fifo}: {expect}')}"):
+                list(audio_blocks(fifo))
+        writer.join(timeout=30)
+
+
 def test_only_formats_read_right_from_a_pipe_are_read_from_one(tmp_path: Path) -> None:
     """From a pipe libsndfile read an RF64 8 bytes late (24-bit stereo became noise), SDS as noise and CAF as nothing
     (called "cut short"), each exit 0 or a misleading line; a whole W64, whose length a pipe does not tell, was
