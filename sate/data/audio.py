@@ -34,7 +34,7 @@ from typing import BinaryIO, Protocol
 import numpy as np
 import soundfile as sf
 
-from sate.errors import SateError, one_line, shown
+from sate.errors import SateError, one_line, shell_word, shown
 from sate.files import describe_os_error, known_kind, relative_note, what_is_there
 
 SAMPLE_RATE = 16000
@@ -277,9 +277,16 @@ def check_one_stream(path: Path, info: HeaderLog) -> None:
     if at is not None:
         seconds = f"the {info.frames / info.samplerate:.1f} s of audio of the first" if info.samplerate > 0 else \
             "the first"
+        # a chain made as one file (a radio recording, a new stream at each title) has no parts to join: the file is
+        # split where the second begins (sox and libsndfile each read a chain's first stream alone; review31l)
+        suffix = path.suffix or f".{kind.lower()}"  # a part sox can tell the kind of by its name
+        parts = [shell_word(str(path.with_name(f"{path.stem}.{n}{suffix}"))) for n in (1, 2)]
+        whole = shell_word(str(path))
         raise SateError(f"{path}: another {kind} stream begins at byte {at:,}, after {seconds} (files joined with "
-                        f"cat?): only the first would be read; join them with sox instead (sox A{path.suffix} "
-                        f"B{path.suffix} OUT.wav)")
+                        f"cat{', or an Ogg chain' if kind == 'Ogg' else ''}?): sate reads one stream per file, so only "
+                        f"the first would be read; split it there (head -c {at} {whole} > {parts[0]}; tail -c "
+                        f"+{at + 1} {whole} > {parts[1]}; a third stream in the second part is named in turn) and "
+                        f"give the parts, or join them into one WAV (sox {parts[0]} {parts[1]} OUT.wav)")
 
 
 def _ogg_chained(f: BinaryIO) -> int | None:

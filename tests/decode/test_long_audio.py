@@ -373,7 +373,7 @@ def test_ogg_or_flac_files_joined_with_cat_are_refused(tmp_path: Path) -> None:
             assert len(np.concatenate(list(audio_blocks(part)))) == seconds * SAMPLE_RATE
         with pytest.raises(SateError, match=rf"talk\.{fmt.lower()}: another {kind} stream begins at byte "
                                             rf"{parts[0].stat().st_size:,}, after the 2\.0 s of audio of the first "
-                                            r"\(files joined with cat\?\)"):
+                                            r"\(files joined with cat(, or an Ogg chain)?\?\)"):
             audio_blocks(joined)
 
 
@@ -400,6 +400,32 @@ def test_a_flac_behind_an_id3v2_tag_is_one_stream(tmp_path: Path) -> None:
         joined.write_bytes(tagged.read_bytes() + flac.read_bytes())
         with pytest.raises(SateError, match=rf"another FLAC stream begins at byte {tagged.stat().st_size:,}, "):
             audio_blocks(joined)
+
+
+def test_a_chained_ogg_is_told_how_to_make_files_of_one_stream(tmp_path: Path) -> None:
+    """An Ogg chain made as one file (a radio recording: a new stream at each title) was told to join its parts with
+    sox, parts its user does not have, and sox reads a chain's first stream alone too (review31l): the line names
+    where the second stream begins, says that sate reads one stream per file, and how to split the file there; the
+    split, followed (shell commands), gives files of one stream each."""
+    import subprocess
+
+    tone = (0.3 * np.sin(np.arange(2 * SAMPLE_RATE) / 9)).astype(np.float32)
+    link = tmp_path / "link.ogg"
+    sf.write(link, tone, SAMPLE_RATE, format="OGG")
+    radio = tmp_path / "radio show.ogg"
+    radio.write_bytes(3 * link.read_bytes())
+    for _ in range(2):
+        with pytest.raises(SateError, match=rf"another Ogg stream begins at byte {link.stat().st_size:,}, after the "
+                                            r"2\.0 s of audio of the first \(files joined with cat, or an Ogg "
+                                            r"chain\?\): sate reads one stream per file, .*split it there \(head -c") \
+                as refused:
+            audio_blocks(radio)
+        split = re.search(r"split it there \((head -c .*?); a third", str(refused.value))
+        assert split is not None
+        subprocess.run(split.group(1), shell=True, cwd=tmp_path, check=True)  # noqa: S602  # the advice, as given
+        first, radio = radio.with_name(f"{radio.stem}.1.ogg"), radio.with_name(f"{radio.stem}.2.ogg")
+        assert len(np.concatenate(list(audio_blocks(first)))) == 2 * SAMPLE_RATE
+    assert len(np.concatenate(list(audio_blocks(radio)))) == 2 * SAMPLE_RATE  # the third, alone
 
 
 def with_chunks(wav: bytes, *chunks: bytes, data_size: int | None = None) -> bytes:
