@@ -4,6 +4,7 @@ like offline decoding with the same options (greedy or beam search) when it sees
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -21,7 +22,7 @@ import pytest
 import soundfile as sf
 
 from sate.cli import main
-from sate.data.audio import SAMPLE_RATE, read_audio, read_segment
+from sate.data.audio import SAMPLE_RATE, audio_blocks, read_audio, read_segment
 from sate.data.manifest import read_manifest
 from sate.decode import simultaneous, stream, talks
 from sate.decode.api import SpeechTranslator
@@ -614,6 +615,35 @@ def test_an_mp3_without_a_tag_or_an_m4a_on_stdin_is_named(tmp_path: Path) -> Non
                 speech):
         for chunk in (0.5, 0.05):
             assert len(next(stream.pcm_pieces(io.BytesIO(pcm.tobytes()), chunk))) == 800
+
+
+def test_the_dev_stdin_advice_is_given_where_a_pipe_takes_the_file(tmp_path: Path) -> None:
+    """`cat talk.flac | sate stream -` was told to give the file as /dev/stdin, from where FLAC (and MP3, CAF, RF64,
+    M4A) cannot be read, a second refusal (review31l): that advice is given for what a pipe takes, and the others are
+    told which kinds those are."""
+    def write(fifo: Path, data: bytes) -> None:
+        with contextlib.suppress(BrokenPipeError), open(fifo, "wb") as f:
+            f.write(data)
+
+    tone = (np.sin(np.arange(SAMPLE_RATE) / 5) * 0.3).astype(np.float32)
+    for fmt, piped in (("WAV", True), ("AIFF", True), ("OGG", True), ("AU", True), ("W64", True), ("NIST", True),
+                       ("FLAC", False), ("CAF", False), ("MP3", False), ("RF64", False)):
+        path = tmp_path / f"talk.{fmt.lower()}"
+        sf.write(path, tone, SAMPLE_RATE, format=fmt)
+        with pytest.raises(SateError) as refused:
+            next(stream.pcm_pieces(io.BytesIO(path.read_bytes()), 0.5))
+        assert ("(a file piped in: /dev/stdin)" in str(refused.value)) is piped
+        assert ("takes WAV, AIFF, Ogg, Sun AU, W64 or NIST SPHERE only" in str(refused.value)) is not piped
+        fifo = tmp_path / f"pipe.{fmt.lower()}"  # the advice followed: a file piped in, read as /dev/stdin is
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=write, args=(fifo, path.read_bytes()), daemon=True)
+        writer.start()
+        if piped:
+            assert len(np.concatenate(list(audio_blocks(fifo)))) == SAMPLE_RATE
+        else:
+            with pytest.raises(SateError, match="cannot be read from a pipe"):
+                list(audio_blocks(fifo))
+        writer.join(timeout=30)
 
 
 def test_whole_talks_are_checked_before_any_is_decoded(tmp_path: Path, st_pack: Path, prepared_data: Path,
