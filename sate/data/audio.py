@@ -34,7 +34,7 @@ from typing import BinaryIO, Protocol
 import numpy as np
 import soundfile as sf
 
-from sate.errors import SateError, one_line, shown
+from sate.errors import SateError, one_line, shell_word, shown
 from sate.files import describe_os_error, known_kind, relative_note, what_is_there
 
 SAMPLE_RATE = 16000
@@ -262,6 +262,93 @@ def check_nothing_behind_data(path: Path, info: HeaderLog | None) -> None:
                         "read; repair the header first, e.g. sox --ignore-length IN.wav OUT.wav")
 
 
+def check_one_stream(path: Path, info: HeaderLog) -> None:
+    """Refuse an Ogg or FLAC file that holds a second file behind the first (two joined with cat; an Ogg chain):
+    libsndfile reads the first alone, and a talk joined from its parts was segmented and translated as its first
+    part, exit 0 (thirty-first hostile pass), where two WAVs joined so are refused (`check_nothing_behind_data`)."""
+    kind = {"OGG": "Ogg", "FLAC": "FLAC"}.get(getattr(info, "format", ""))
+    if kind is None:
+        return
+    try:
+        with open(path, "rb") as f:
+            at = _ogg_chained(f) if kind == "Ogg" else _second_flac(f)
+    except OSError:  # a file that may not be read is named by its reader, as before
+        return
+    if at is not None:
+        seconds = f"the {info.frames / info.samplerate:.1f} s of audio of the first" if info.samplerate > 0 else \
+            "the first"
+        # a chain made as one file (a radio recording, a new stream at each title) has no parts to join: the file is
+        # split where the second begins (sox and libsndfile each read a chain's first stream alone; review31l)
+        suffix = path.suffix or f".{kind.lower()}"  # a part sox can tell the kind of by its name
+        parts = [shell_word(str(path.with_name(f"{path.stem}.{n}{suffix}"))) for n in (1, 2)]
+        whole = shell_word(str(path))
+        raise SateError(f"{path}: another {kind} stream begins at byte {at:,}, after {seconds} (files joined with "
+                        f"cat{', or an Ogg chain' if kind == 'Ogg' else ''}?): sate reads one stream per file, so only "
+                        f"the first would be read; split it there (head -c {at} {whole} > {parts[0]}; tail -c "
+                        f"+{at + 1} {whole} > {parts[1]}; a third stream in the second part is named in turn) and "
+                        f"give the parts, or join them into one WAV (sox {parts[0]} {parts[1]} OUT.wav)")
+
+
+def _ogg_chained(f: BinaryIO) -> int | None:
+    """Where an Ogg page that begins a logical stream follows pages of another (a chain: files joined with cat), or
+    None; None too where the pages cannot be walked (a damaged file is left to its reader). Streams multiplexed
+    together begin on the first pages, before any other page."""
+    at, streaming = 0, False
+    while True:
+        f.seek(at)
+        head = f.read(27)
+        if len(head) < 27 or head[:4] != b"OggS":
+            return None
+        lacing = f.read(head[26])
+        if len(lacing) < head[26]:
+            return None
+        if head[5] & 2 and streaming:
+            return at
+        streaming = streaming or not head[5] & 2
+        at += 27 + len(lacing) + sum(lacing)
+
+
+# A FLAC file's start: its marker and a STREAMINFO block header (type 0, its last-block flag either way, 34 bytes)
+_FLAC_STARTS = (b"fLaC\x00\x00\x00\x22", b"fLaC\x80\x00\x00\x22")
+
+
+def _second_flac(f: BinaryIO) -> int | None:
+    """Where a second FLAC file begins inside this one, or None. The first begins at the first marker after any ID3v2
+    tags in front (some taggers put one there; libsndfile skips it): a FLAC that opened so was refused as two joined
+    (review31l)."""
+    first = _flac_start(f, _id3v2_end(f))
+    return None if first is None else _flac_start(f, first + 1)
+
+
+def _flac_start(f: BinaryIO, at: int) -> int | None:
+    """Where the first FLAC marker with its STREAMINFO header is in ``f`` from byte ``at`` (read 64 KiB at a time),
+    or None."""
+    carried = b""
+    f.seek(at)
+    while block := f.read(1 << 16):
+        data = carried + block
+        found = [k for k in (data.find(start) for start in _FLAC_STARTS) if k >= 0]
+        if found:
+            return at - len(carried) + min(found)
+        carried = data[-7:]
+        at += len(block)
+    return None
+
+
+def _id3v2_end(f: BinaryIO) -> int:
+    """Where the ID3v2 tags at the start of ``f`` end (0: there are none), as libsndfile skips them before it looks
+    for the format: a 10-byte header, the size it gives (4 bytes of 7 bits), and a 10-byte footer where its flag
+    says."""
+    at = 0
+    while True:
+        f.seek(at)
+        head = f.read(10)
+        if len(head) < 10 or head[:3] != b"ID3" or any(c & 0x80 for c in head[6:]):
+            return at
+        at += 20 if head[5] & 0x10 else 10
+        at += sum(c << 7 * (3 - n) for n, c in enumerate(head[6:]))
+
+
 def _behind_data(path: Path) -> tuple[int, int, int] | None:
     """Where the bytes that are no chunk begin behind a RIFF WAV's data chunk, how many there are and the data's
     declared size, or None (no RIFF WAV, a size a streaming writer left unknown, nothing behind the chunks)."""
@@ -303,6 +390,93 @@ def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:
         amounts = f"{read:,} samples", f"{f.frames:,} samples"
     raise SateError(f"{name}: the stream is cut short: it held {amounts[0]} of the {amounts[1]} its header declares "
                     "(an interrupted copy or download?); copy it again")
+
+
+def _pipe_declared(f: sf.SoundFile) -> int | None:
+    """The frames a WAV read from a pipe declares (its data chunk's size), or None: another format, or a size a
+    streaming writer left unknown."""
+    declared = _DATA_SIZE.search(f.extra_info or "")
+    if f.format not in ("WAV", "WAVEX") or declared is None or _unknown_size(int(declared.group(1))) or \
+            f.frames >= _UNKNOWN_FRAMES:
+        return None
+    return f.frames
+
+
+PIPE_REST_WAIT_S = 1.0  # seconds a pipe is waited on for what follows the audio its WAV header declares
+
+
+class _PipeRest:
+    """The bytes of a pipe after the audio libsndfile read from it, read as asked and waited for at most
+    PIPE_REST_WAIT_S at a time (a writer that keeps its end open after the file is not waited on); a chunk is
+    skipped by reading and dropping it, 64 KiB at a time, so that no more than is peeked at is held."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.held, self.poller = fd, b"", select.poll()
+        self.poller.register(fd, select.POLLIN)
+
+    def _read(self, most: int) -> bytes:
+        """Up to ``most`` bytes, b"" where the pipe has ended or its writer stalled."""
+        if not self.poller.poll(PIPE_REST_WAIT_S * 1000):  # an interrupt raises here
+            return b""
+        return os.read(self.fd, most)
+
+    def peek(self, count: int) -> bytes:
+        """The next ``count`` bytes, fewer where the pipe ends or stalls first; they stay to be read."""
+        while len(self.held) < count and (data := self._read(count - len(self.held))):
+            self.held += data
+        return self.held[:count]
+
+    def drop(self, count: int) -> bool:
+        """Skip ``count`` bytes; False where the pipe ended or stalled first."""
+        held = min(count, len(self.held))
+        self.held, count = self.held[held:], count - held
+        while count > 0:
+            data = self._read(min(count, 1 << 16))
+            if not data:
+                return False
+            count -= len(data)
+        return True
+
+
+def check_pipe_rest(name: str, f: sf.SoundFile, read: int) -> None:
+    """What `check_nothing_behind_data` refuses in a file, in a WAV read from a pipe whose declared samples have all
+    been read: another WAV behind them (two joined with cat), or a second and more of bytes that are no chunk (a
+    header written before the recording ended). libsndfile stops at the declared end, so only the first file, or the
+    recording's first seconds, was translated as if whole, exit 0, where the same file by name was refused (thirty-
+    first hostile pass). The chunks that follow the data are walked by their headers as `_riff_chunks` walks a
+    file's, each read and dropped whatever its size (review31l: one of more than a second's bytes, an id3 chunk with
+    cover art, hid the WAV behind it; a data chunk of odd size left a byte that hid the chunk names); then at most a
+    second of audio's bytes is read."""
+    declared = _pipe_declared(f)
+    if declared is None or read < declared or not isinstance(f.name, int) or not declared:
+        return
+    size = int(_DATA_SIZE.search(f.extra_info or "").group(1))  # type: ignore[union-attr]  # (_pipe_declared)
+    per_second = max(8, size * f.samplerate // declared)
+    rest, width = _PipeRest(f.name), _SAMPLE_BYTES.get(f.subtype)
+    # libsndfile reads whole frames: the bytes of a part frame at the data's end are still in the pipe
+    if not rest.drop(0 if width is None else max(0, size - declared * width * f.channels)):
+        return
+    chunk = size
+    for _ in range(MAX_CHUNKS):
+        if chunk & 1:  # a chunk of odd size is padded, unless its writer left the pad out (as `_riff_chunks` says)
+            after = rest.peek(5)
+            rest.drop(0 if _chunk_name(after[:4]) and not _chunk_name(after[1:5]) else 1)
+        head = rest.peek(8)
+        if len(head) < 8 or not _chunk_name(head[:4]) or head[:4] in (b"RIFF", b"RF64"):
+            break
+        chunk = int.from_bytes(head[4:], "little")  # metadata (LIST, id3, cue) after the data
+        if not rest.drop(8 + chunk):
+            return
+    tail = rest.peek(per_second)
+    seconds = f"the {declared / f.samplerate:.1f} s of audio"
+    if tail[:4] in (b"RIFF", b"RF64"):
+        raise SateError(f"{name}: another WAV file begins after {seconds} its header declares (files joined with "
+                        "cat?): a WAV holds one, and its header says how long; join them with sox instead (sox A.wav "
+                        "B.wav OUT.wav)")
+    if len(tail) >= per_second and tail[:3] not in (b"ID3", b"TAG") and tail.strip(b"\0"):
+        raise SateError(f"{name}: a second and more of bytes that are no chunk follow {seconds} its header declares "
+                        "(a recording whose header was written before it ended?), and only that would be read; save "
+                        "it and repair the header first, e.g. sox --ignore-length IN.wav OUT.wav")
 
 
 def _other_case(path: Path) -> str:
@@ -839,12 +1013,15 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         os.close(fifo)  # that failed, `: > fifo`) wrote nothing (twenty-sixth hostile pass)
         raise SateError(f"{path}: the stream is empty: its writer closed it without writing anything (did the "
                         "command that writes it fail?)")
+    probe = None if fifo is None else os.dup(fifo)  # soundfile closes the pipe it fails to open: asked if it ended
     try:  # a regular file is opened when read; a pipe now, as its header can be read only once
         source = sf.info(_sf_name(path)) if regular else sf.SoundFile(_sf_name(path) if fifo is None else fifo)
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
-        if fifo is not None:
-            with contextlib.suppress(OSError):
-                os.close(fifo)
+        ended = probe is not None and bool(select.select([probe], [], [], 0)[0]) and _ended_empty(probe)
+        for descriptor in (fifo, probe):
+            if descriptor is not None:
+                with contextlib.suppress(OSError):
+                    os.close(descriptor)
         if regular:  # two files joined: "No 'RIFF' chunk marker" of a file beginning so
             check_nothing_behind_data(path, None)
         reason = _reason(path, err)
@@ -852,9 +1029,13 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
             reason = "FLAC cannot be read from a pipe: give the file's name, or pipe WAV"
         elif not regular and path.is_char_device():  # /dev/null read as a pipe's header
             reason = "a device, not an audio file"
+        elif ended:  # `head -c 30 talk.wav | sate segment /dev/stdin` was told to "pipe PCM WAV" (31st hostile pass)
+            reason += "; the stream ended there, before any audio: was its writer cut off? give it whole"
         elif not regular:  # a GSM 6.10 WAV from a pipe was libsndfile's "Unspecified internal error", alone
             reason += "; from a pipe only some formats and encodings can be read: give the file's name, or pipe PCM WAV"
         raise SateError(f"{path}: cannot read audio ({reason})") from None
+    if probe is not None:
+        os.close(probe)
     try:
         check_w64_data(str(path), source)
     except SateError:
@@ -865,6 +1046,7 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         check_not_cut_short(path, source)
         check_data_declared(path, source)
         check_nothing_behind_data(path, source)
+        check_one_stream(path, source)
     elif source.format not in PIPE_FORMATS:
         source.close()
         raise SateError(f"{path}: cannot read audio ({source.format_info} cannot be read from a pipe: give the "
@@ -1015,6 +1197,7 @@ def _mono_blocks(path: Path, opened: sf.SoundFile | None = None) -> Iterator[np.
                 yield block
             if opened is not None:
                 check_pipe_whole(str(path), f, read)
+                check_pipe_rest(str(path), f, read)
         except SateError:
             raise
         except Exception as err:
@@ -1028,8 +1211,15 @@ def _mono_pieces(f: sf.SoundFile, name: str, start: int, frames: int | None = No
     step, read = max(1, READ_BLOCK // max(1, f.channels)), 0
     dtype = "float64" if f.subtype == "DOUBLE" else "float32"  # 1e300 is no float32: it read as inf, "not finite"
     pipe = f.name if isinstance(f.name, int) else None  # a pipe's descriptor (`_fifo_with_data`)
+    # libsndfile reads a pipe's bytes for every frame asked for, and drops those past the declared end: asked for no
+    # more, it leaves what follows the audio in the pipe for `check_pipe_rest`
+    declared = None if pipe is None else _pipe_declared(f)
     while frames is None or read < frames:
         want = step if frames is None else min(step, frames - read)
+        if declared is not None:
+            want = min(want, declared - start - read)
+            if want <= 0:
+                return
         block = f.read(want if pipe is None else _pipe_frames(pipe, f, want), dtype=dtype, always_2d=True)
         if not len(block):
             return

@@ -37,8 +37,13 @@ FORMATS = ("jsonl", "text")
 
 
 # How audio files begin: a file piped to stdin would be read as PCM, its header as noise and its samples as
-# whatever their rate, channels and encoding make of them.
-FILE_MAGIC = {b"RIFF": "WAV", b"RF64": "WAV", b"fLaC": "FLAC", b"OggS": "Ogg", b"ID3": "MP3", b"FORM": "AIFF"}
+# whatever their rate, channels and encoding make of them. AU (what `sox ... -t au -` pipes), CAF, W64 and NIST
+# SPHERE were translated so, as noise, exit 0 (thirty-first hostile pass).
+FILE_MAGIC = {b"RIFF": "WAV", b"RF64": "RF64 WAV", b"fLaC": "FLAC", b"OggS": "Ogg", b"ID3": "MP3", b"FORM": "AIFF",
+              b".snd": "Sun AU", b"caff": "CAF", b"riff\x2e\x91\xcf\x11": "W64", b"NIST_1A\n": "NIST SPHERE"}
+# ... and those of them a pipe can be read as by name (`/dev/stdin`: audio.PIPE_FORMATS): the advice to pipe a FLAC,
+# MP3, CAF, RF64 or M4A there failed in turn (review31l)
+PIPE_KINDS = ("WAV", "AIFF", "Ogg", "Sun AU", "W64", "NIST SPHERE")
 
 
 def file_kind(data: bytes) -> str | None:
@@ -219,8 +224,10 @@ def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
             return
         kind = file_kind(data) if first else None
         if kind is not None:
-            raise SateError(f"stdin: a {kind} file, not raw PCM: give its name instead of -, or convert it (ffmpeg "
-                            "-i FILE -f s16le -ac 1 -ar 16000 -)")
+            piped = "(a file piped in: /dev/stdin)" if kind in PIPE_KINDS else \
+                f"(a pipe, read as /dev/stdin, takes {', '.join(PIPE_KINDS[:-1])} or {PIPE_KINDS[-1]} only)"
+            raise SateError(f"stdin: a {kind} file, not raw PCM: give its name instead of - {piped}, or convert it "
+                            "(ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -)")
         for n, (sniff, aligned, refusal) in enumerate(NOT_S16LE):
             if told[n] is None and (read % 4 == 0 or not aligned):
                 told[n] = sniff(data)

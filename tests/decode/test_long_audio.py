@@ -296,6 +296,181 @@ def test_a_pipe_cut_short_or_of_flac_is_named(tmp_path: Path, capsys: pytest.Cap
     writer.join(timeout=30)
 
 
+def test_what_follows_a_piped_wav_is_named_as_in_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two WAVs joined with cat, or a WAV whose header declares less than a second of what follows, are refused by
+    name; piped, libsndfile stopped at the declared end: the first file (or the recording's first seconds) was
+    segmented and translated as if whole, exit 0 (thirty-first hostile pass). Chunks after the data (metadata), an
+    ID3 tag, zeros, a short tail, an 8-bit WAV's pad byte, and a writer that keeps its end open still read whole."""
+    first, second = tmp_path / "a.wav", tmp_path / "b.wav"
+    sf.write(first, (0.3 * np.sin(np.arange(2 * SAMPLE_RATE) / 9)).astype(np.float32), SAMPLE_RATE, subtype="PCM_16")
+    sf.write(second, (0.3 * np.sin(np.arange(SAMPLE_RATE) / 7)).astype(np.float32), 48000, subtype="PCM_24")
+    data, noise = first.read_bytes(), np.random.default_rng(0).integers(0, 256, 2 * SAMPLE_RATE, np.uint8).tobytes()
+    fifo = tmp_path / "pipe.wav"
+    os.mkfifo(fifo)
+    for fed, expect in [(data + second.read_bytes(), "another WAV file begins after the 2.0 s of audio its header "
+                                                     "declares (files joined with cat?)"),
+                        (data + noise, "a second and more of bytes that are no chunk follow the 2.0 s of audio its "
+                                       "header declares (a recording whose header was written before it ended?)")]:
+        writer = feed(fifo, fed, refused=True)
+        assert main(["segment", "--vad", "energy", str(fifo)]) == 1
+        assert capsys.readouterr().err.splitlines()[0].startswith(f"sate segment: error: {fifo}: {expect}")
+        writer.join(timeout=30)
+    listed = b"LIST" + (26).to_bytes(4, "little") + b"INFOISFT" + (14).to_bytes(4, "little") + b"Lavf60.16.100\0"
+    odd = tmp_path / "odd.wav"  # 8-bit mono of an odd length: its data chunk is padded
+    sf.write(odd, np.zeros(SAMPLE_RATE + 1, dtype=np.float32), SAMPLE_RATE, subtype="PCM_U8")
+    for fed, samples in [(data + listed, 2 * SAMPLE_RATE), (data + b"ID3" + noise, 2 * SAMPLE_RATE),
+                         (data + bytes(len(noise)), 2 * SAMPLE_RATE), (data + noise[:SAMPLE_RATE], 2 * SAMPLE_RATE),
+                         (odd.read_bytes() + b"\0" + listed, SAMPLE_RATE + 1)]:
+        writer = feed(fifo, fed)
+        assert len(np.concatenate(list(audio_blocks(fifo)))) == samples
+        writer.join(timeout=30)
+
+    def held_open() -> None:  # the file written, the pipe left open a while (a recorder between files)
+        with open(fifo, "wb") as f:
+            f.write(data)
+            f.flush()
+            threading.Event().wait(0.5)
+
+    monkeypatch.setattr(audio, "PIPE_REST_WAIT_S", 0.1)
+    writer = threading.Thread(target=held_open, daemon=True)
+    writer.start()
+    assert len(np.concatenate(list(audio_blocks(fifo)))) == 2 * SAMPLE_RATE
+    assert writer.is_alive()  # read without waiting for the writer to end
+    writer.join(timeout=30)
+
+
+def test_a_pipe_that_ends_inside_the_header_is_said_so(tmp_path: Path) -> None:
+    """`head -c 30 talk.wav | sate segment /dev/stdin` (a writer cut off in the header) was told that from a pipe only
+    some formats can be read, "pipe PCM WAV", which it was (thirty-first hostile pass); a pipe that goes on keeps
+    that advice."""
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.zeros(SAMPLE_RATE, dtype=np.float32), SAMPLE_RATE, subtype="PCM_16")
+    fifo = tmp_path / "pipe.wav"
+    os.mkfifo(fifo)
+    for fed, expect in [(wav.read_bytes()[:30], "the stream ended there, before any audio: was its writer cut off? "
+                                                "give it whole"),
+                        (wav.read_bytes()[:4], "the stream ended there, before any audio"),
+                        (b"\x01\x02" * SAMPLE_RATE, "from a pipe only some formats and encodings can be read")]:
+        writer = feed(fifo, fed, refused=True)
+        with pytest.raises(SateError, match=re.escape(expect)):
+            audio_blocks(fifo)
+        writer.join(timeout=30)
+
+
+def test_ogg_or_flac_files_joined_with_cat_are_refused(tmp_path: Path) -> None:
+    """`cat part1.ogg part2.ogg > talk.ogg` (an Ogg chain) or two FLACs so joined were read as the first file alone,
+    segmented and translated, exit 0, where two WAVs joined so are refused (thirty-first hostile pass). Each file
+    alone reads whole."""
+    tone = (0.3 * np.sin(np.arange(2 * SAMPLE_RATE) / 9)).astype(np.float32)
+    for fmt, kind in (("OGG", "Ogg"), ("FLAC", "FLAC")):
+        parts = [tmp_path / f"{name}.{fmt.lower()}" for name in ("a", "b")]
+        for part, seconds in zip(parts, (2, 1), strict=True):
+            sf.write(part, tone[: seconds * SAMPLE_RATE], SAMPLE_RATE, format=fmt)
+        joined = tmp_path / f"talk.{fmt.lower()}"
+        joined.write_bytes(parts[0].read_bytes() + parts[1].read_bytes())
+        for part, seconds in zip(parts, (2, 1), strict=True):
+            assert len(np.concatenate(list(audio_blocks(part)))) == seconds * SAMPLE_RATE
+        with pytest.raises(SateError, match=rf"talk\.{fmt.lower()}: another {kind} stream begins at byte "
+                                            rf"{parts[0].stat().st_size:,}, after the 2\.0 s of audio of the first "
+                                            r"\(files joined with cat(, or an Ogg chain)?\?\)"):
+            audio_blocks(joined)
+
+
+def id3v2_tag(size: int) -> bytes:
+    """An ID3v2.4 tag of ``size`` bytes of frames (a title, then padding)."""
+    body = b"TIT2" + (6).to_bytes(4, "big") + b"\0\0\0title"
+    body += bytes(size - len(body))
+    length = bytes((size >> shift) & 0x7F for shift in (21, 14, 7, 0))
+    return b"ID3\x04\x00\x00" + length + body
+
+
+def test_a_flac_behind_an_id3v2_tag_is_one_stream(tmp_path: Path) -> None:
+    """A FLAC that begins with an ID3v2 tag (some taggers and stores write one; libsndfile skips it) was refused as
+    two FLACs joined with cat, its one marker taken for a second (review31l); read as before now, and such a file
+    with another FLAC cat'ed behind it is still refused."""
+    flac = tmp_path / "a.flac"
+    sf.write(flac, (0.3 * np.sin(np.arange(2 * SAMPLE_RATE) / 9)).astype(np.float32), SAMPLE_RATE, format="FLAC")
+    plain = np.concatenate(list(audio_blocks(flac)))
+    for n, tag in enumerate((id3v2_tag(100), id3v2_tag(70_000), id3v2_tag(100) + id3v2_tag(50))):
+        tagged = tmp_path / f"tagged{n}.flac"
+        tagged.write_bytes(tag + flac.read_bytes())
+        assert np.array_equal(np.concatenate(list(audio_blocks(tagged))), plain)
+        joined = tmp_path / f"joined{n}.flac"
+        joined.write_bytes(tagged.read_bytes() + flac.read_bytes())
+        with pytest.raises(SateError, match=rf"another FLAC stream begins at byte {tagged.stat().st_size:,}, "):
+            audio_blocks(joined)
+
+
+def test_a_chained_ogg_is_told_how_to_make_files_of_one_stream(tmp_path: Path) -> None:
+    """An Ogg chain made as one file (a radio recording: a new stream at each title) was told to join its parts with
+    sox, parts its user does not have, and sox reads a chain's first stream alone too (review31l): the line names
+    where the second stream begins, says that sate reads one stream per file, and how to split the file there; the
+    split, followed (shell commands), gives files of one stream each."""
+    import subprocess
+
+    tone = (0.3 * np.sin(np.arange(2 * SAMPLE_RATE) / 9)).astype(np.float32)
+    link = tmp_path / "link.ogg"
+    sf.write(link, tone, SAMPLE_RATE, format="OGG")
+    radio = tmp_path / "radio show.ogg"
+    radio.write_bytes(3 * link.read_bytes())
+    for _ in range(2):
+        with pytest.raises(SateError, match=rf"another Ogg stream begins at byte {link.stat().st_size:,}, after the "
+                                            r"2\.0 s of audio of the first \(files joined with cat, or an Ogg "
+                                            r"chain\?\): sate reads one stream per file, .*split it there \(head -c") \
+                as refused:
+            audio_blocks(radio)
+        split = re.search(r"split it there \((head -c .*?); a third", str(refused.value))
+        assert split is not None
+        subprocess.run(split.group(1), shell=True, cwd=tmp_path, check=True)  # noqa: S602  # the advice, as given
+        first, radio = radio.with_name(f"{radio.stem}.1.ogg"), radio.with_name(f"{radio.stem}.2.ogg")
+        assert len(np.concatenate(list(audio_blocks(first)))) == 2 * SAMPLE_RATE
+    assert len(np.concatenate(list(audio_blocks(radio)))) == 2 * SAMPLE_RATE  # the third, alone
+
+
+def with_chunks(wav: bytes, *chunks: bytes, data_size: int | None = None) -> bytes:
+    """The WAV ``wav`` with ``chunks`` after its data (and its data chunk declared ``data_size`` bytes), its RIFF size
+    set to match."""
+    body = bytearray(wav + b"".join(chunks))
+    if data_size is not None:
+        at = body.find(b"data")
+        body[at + 4:at + 8] = data_size.to_bytes(4, "little")
+    body[4:8] = (len(body) - 8).to_bytes(4, "little")
+    return bytes(body)
+
+
+def test_the_chunks_after_a_piped_wavs_data_are_walked_whatever_their_size(tmp_path: Path) -> None:
+    """Piped, what follows a WAV's data was read for a second of audio's bytes only: two WAVs joined with cat were
+    read as the first alone, exit 0, where the first had a metadata chunk longer than that (an id3 chunk with cover
+    art), and a 16-bit WAV whose data chunk is of odd size, followed by such a chunk, was refused as "bytes that are
+    no chunk" (review31l); each is now read as by name."""
+    wav, other = tmp_path / "a.wav", tmp_path / "b.wav"
+    sf.write(wav, (0.3 * np.sin(np.arange(2 * SAMPLE_RATE) / 9)).astype(np.float32), SAMPLE_RATE, subtype="PCM_16")
+    sf.write(other, np.zeros(SAMPLE_RATE, dtype=np.float32), SAMPLE_RATE, subtype="PCM_16")
+    tag = id3v2_tag(80_000)
+    art = b"id3 " + len(tag).to_bytes(4, "little") + tag  # cover art: 2.5 s of this WAV's bytes
+    noise = np.random.default_rng(0).integers(1, 256, 2 * 2 * SAMPLE_RATE, np.uint8).tobytes()
+    odd = tmp_path / "odd.wav"  # a data chunk of 2 s and one byte, its pad byte, then the cover art
+    odd.write_bytes(with_chunks(wav.read_bytes(), b"\x07\0", art, data_size=4 * SAMPLE_RATE + 1))
+    joined, behind = tmp_path / "joined.wav", tmp_path / "behind.wav"
+    joined.write_bytes(with_chunks(wav.read_bytes(), art) + other.read_bytes())
+    behind.write_bytes(with_chunks(wav.read_bytes(), art, noise))
+    fifo = tmp_path / "pipe.wav"
+    os.mkfifo(fifo)
+    for path, expect in [(odd, None), (joined, "another WAV file begins after the 2.0 s of audio"),
+                         (behind, "a second and more of bytes that are no chunk follow the 2.0 s of audio")]:
+        if expect is None:
+            writer = feed(fifo, path.read_bytes())
+            assert np.array_equal(np.concatenate(list(audio_blocks(fifo))), np.concatenate(list(audio_blocks(path))))
+        else:
+            with pytest.raises(SateError):
+                audio_blocks(path)
+            writer = feed(fifo, path.read_bytes(), refused=True)
+            with pytest.raises(SateError, match=f"^{re.escape(f'{fifo}: {expect}')}"):
+                list(audio_blocks(fifo))
+        writer.join(timeout=30)
+
+
 def test_only_formats_read_right_from_a_pipe_are_read_from_one(tmp_path: Path) -> None:
     """From a pipe libsndfile read an RF64 8 bytes late (24-bit stereo became noise), SDS as noise and CAF as nothing
     (called "cut short"), each exit 0 or a misleading line; a whole W64, whose length a pipe does not tell, was

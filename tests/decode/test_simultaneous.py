@@ -4,6 +4,7 @@ like offline decoding with the same options (greedy or beam search) when it sees
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -21,7 +22,7 @@ import pytest
 import soundfile as sf
 
 from sate.cli import main
-from sate.data.audio import SAMPLE_RATE, read_audio, read_segment
+from sate.data.audio import SAMPLE_RATE, audio_blocks, read_audio, read_segment
 from sate.data.manifest import read_manifest
 from sate.decode import simultaneous, stream, talks
 from sate.decode.api import SpeechTranslator
@@ -591,14 +592,19 @@ def test_stream_refuses_an_audio_file_on_stdin(tmp_path: Path, st_pack: Path, wa
 def test_an_mp3_without_a_tag_or_an_m4a_on_stdin_is_named(tmp_path: Path) -> None:
     """Twenty-first hostile pass: an MP3 that begins with its first frame (no ID3 tag: libsndfile's and LAME's) or an
     M4A piped to `sate stream -` was read as PCM, and the line said "no speech found". Raw PCM is read as ever,
-    silence (-1: FF FF), a tone's samples and a first sample of -1 too."""
+    silence (-1: FF FF), a tone's samples and a first sample of -1 too. AU, CAF, W64 and NIST SPHERE files too."""
     from sate.errors import SateError
 
     tone = (np.sin(np.arange(SAMPLE_RATE) / 5) * 0.3).astype(np.float32)
     sf.write(tmp_path / "talk.mp3", tone, SAMPLE_RATE, format="MP3")
     sf.write(tmp_path / "talk44.mp3", np.repeat(tone, 3), 44100, format="MP3")  # MPEG-1, frames of 417/418 bytes
+    # an AU (what `sox ... -t au -` pipes), CAF, W64 or NIST SPHERE file was translated as noise (thirty-first pass)
+    for fmt in ("AU", "CAF", "W64", "NIST"):
+        sf.write(tmp_path / f"talk.{fmt}", tone, SAMPLE_RATE, format=fmt)
     for data, kind in (((tmp_path / "talk.mp3").read_bytes(), "MP3"), ((tmp_path / "talk44.mp3").read_bytes(), "MP3"),
-                       (b"\x00\x00\x00\x20ftypM4A \x00\x00\x02\x00" + bytes(64), "MP4/M4A")):
+                       (b"\x00\x00\x00\x20ftypM4A \x00\x00\x02\x00" + bytes(64), "MP4/M4A"),
+                       *(((tmp_path / f"talk.{fmt}").read_bytes(), kind) for fmt, kind in
+                         (("AU", "Sun AU"), ("CAF", "CAF"), ("W64", "W64"), ("NIST", "NIST SPHERE")))):
         assert data[:3] != b"ID3"
         with pytest.raises(SateError, match=f"^stdin: a {re.escape(kind)} file, not raw PCM"):
             next(stream.pcm_pieces(io.BytesIO(data), 0.5))
@@ -609,6 +615,35 @@ def test_an_mp3_without_a_tag_or_an_m4a_on_stdin_is_named(tmp_path: Path) -> Non
                 speech):
         for chunk in (0.5, 0.05):
             assert len(next(stream.pcm_pieces(io.BytesIO(pcm.tobytes()), chunk))) == 800
+
+
+def test_the_dev_stdin_advice_is_given_where_a_pipe_takes_the_file(tmp_path: Path) -> None:
+    """`cat talk.flac | sate stream -` was told to give the file as /dev/stdin, from where FLAC (and MP3, CAF, RF64,
+    M4A) cannot be read, a second refusal (review31l): that advice is given for what a pipe takes, and the others are
+    told which kinds those are."""
+    def write(fifo: Path, data: bytes) -> None:
+        with contextlib.suppress(BrokenPipeError), open(fifo, "wb") as f:
+            f.write(data)
+
+    tone = (np.sin(np.arange(SAMPLE_RATE) / 5) * 0.3).astype(np.float32)
+    for fmt, piped in (("WAV", True), ("AIFF", True), ("OGG", True), ("AU", True), ("W64", True), ("NIST", True),
+                       ("FLAC", False), ("CAF", False), ("MP3", False), ("RF64", False)):
+        path = tmp_path / f"talk.{fmt.lower()}"
+        sf.write(path, tone, SAMPLE_RATE, format=fmt)
+        with pytest.raises(SateError) as refused:
+            next(stream.pcm_pieces(io.BytesIO(path.read_bytes()), 0.5))
+        assert ("(a file piped in: /dev/stdin)" in str(refused.value)) is piped
+        assert ("takes WAV, AIFF, Ogg, Sun AU, W64 or NIST SPHERE only" in str(refused.value)) is not piped
+        fifo = tmp_path / f"pipe.{fmt.lower()}"  # the advice followed: a file piped in, read as /dev/stdin is
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=write, args=(fifo, path.read_bytes()), daemon=True)
+        writer.start()
+        if piped:
+            assert len(np.concatenate(list(audio_blocks(fifo)))) == SAMPLE_RATE
+        else:
+            with pytest.raises(SateError, match="cannot be read from a pipe"):
+                list(audio_blocks(fifo))
+        writer.join(timeout=30)
 
 
 def test_whole_talks_are_checked_before_any_is_decoded(tmp_path: Path, st_pack: Path, prepared_data: Path,
