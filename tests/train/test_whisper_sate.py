@@ -70,6 +70,16 @@ def test_sate_on_whisper_trains_packs_and_decodes(tmp_path: Path, prepared_data:
                                             r"samples \(3,000 log-mel frames, 30 s\) this model's acoustic "
                                             r"encoder \(Whisper\) takes: cut it at pauses"):
             st.decode_features([short, beyond])
+        # a prepared input of one's own segmentation: its long span was "feats[2]", an index of the decoding's group
+        # of segments, no input's (31st hostile pass)
+        from sate.decode.api import PreparedAudio
+
+        mine = [PreparedAudio("a.wav", 1.0, [(0.0, 0.1), (0.1, 0.2)], [short, short]),
+                PreparedAudio("b.wav", 40.0, [(0.0, 0.1), (1.0, 31.01)], [short, beyond])]
+        with pytest.raises(SateError, match=r"^prepared\[1\] \(b.wav\): segment 2 \(1.00-31.01 s\): 30.0100 s "
+                                            r"\(480,160 samples\), more than the 480,159 samples"):
+            st.decode_prepared(mine)
+        assert len(st.decode_prepared([mine[0]])[0].segments) == 2
         with pytest.raises(SateError, match=r"^feats\[0\]: 100 samples, fewer than the 1600 of 0.1 s"):
             st.decode_features([short[:100]])
         wav = json.loads((data / "tst-COMMON.jsonl").read_text().splitlines()[0])["audio"]
