@@ -216,6 +216,7 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
     """
     spec = policy_of(spec)
     vad = vad or VadOptions()
+    translator._check_segment_cap(vad)  # a Whisper pack's max_segment of 40 s stopped 30.5 s in, on its encoder's line
     options = options or translator.options
     buffer = np.zeros(0, dtype=np.float32)
     read = 0.0  # seconds of the stream so far

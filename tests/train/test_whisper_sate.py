@@ -88,6 +88,11 @@ def test_sate_on_whisper_trains_packs_and_decodes(tmp_path: Path, prepared_data:
         with pytest.raises(SateError, match="max_segment .*40 s: this model's acoustic encoder .* at most 30 s"):
             st.translate([wav], vad=VadOptions(max_segment=40.0))
         assert main(["translate", "--model", str(pack), "--max-segment", "40", wav]) == 2  # a bad option
+        from sate.decode.simultaneous import live
+
+        # live (sate stream's loop) took it and stopped 30.5 s into speech on the encoder's line (31st hostile pass)
+        with pytest.raises(SateError, match="max_segment .*40 s: this model's acoustic encoder .* at most 30 s"):
+            next(live(st, iter([np.zeros(8000, np.float32)]), "wait-k=3", vad=VadOptions(max_segment=40.0)))
         assert "at most 30 s" in capsys.readouterr().err
         assert main(["evaluate", "--model", str(pack), "--data", str(data), "--split", "tst-COMMON",
                      "--out", str(tmp_path / "eval")]) == 0
