@@ -217,6 +217,7 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
     spec = policy_of(spec)
     vad = vad or VadOptions()
     translator._check_segment_cap(vad)  # a Whisper pack's max_segment of 40 s stopped 30.5 s in, on its encoder's line
+    limit = translator.max_segment_seconds()
     options = options or translator.options
     buffer = np.zeros(0, dtype=np.float32)
     read = 0.0  # seconds of the stream so far
@@ -244,6 +245,15 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
             offset, begin = 0, round(spans[0][0] * SAMPLE_RATE)
         seconds = (len(buffer) - begin) / SAMPLE_RATE
         paused = not spans or len(window) / SAMPLE_RATE - spans[-1][1] >= vad.min_pause
+        while limit is not None and seconds > limit:  # a chunk carried the segment past Whisper's window (--chunk
+            # 16: 32 s, refused by the encoder mid-stream, 31st hostile pass): it ends at max_segment, the rest begins
+            # the next segment
+            cut = begin + round(vad.max_segment * SAMPLE_RATE)
+            stream.advance(buffer[begin:cut], True)
+            yield Commit(read, stream.text, True)
+            stream = UtteranceStream(translator, start(spec), options)
+            buffer, begin = buffer[cut:], 0
+            seconds = len(buffer) / SAMPLE_RATE
         final = paused or seconds >= vad.max_segment
         new = stream.advance(buffer[begin:], final)
         if new or final:

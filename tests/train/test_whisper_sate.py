@@ -93,6 +93,12 @@ def test_sate_on_whisper_trains_packs_and_decodes(tmp_path: Path, prepared_data:
         # live (sate stream's loop) took it and stopped 30.5 s into speech on the encoder's line (31st hostile pass)
         with pytest.raises(SateError, match="max_segment .*40 s: this model's acoustic encoder .* at most 30 s"):
             next(live(st, iter([np.zeros(8000, np.float32)]), "wait-k=3", vad=VadOptions(max_segment=40.0)))
+        # chunks of 16 s (sate stream --chunk 16) carried a segment of continuous speech to 32 s before its cut at
+        # max_segment (20 s), which the encoder refused mid-stream; it ends at 20 s and the rest begins the next
+        noise = (0.2 * np.random.default_rng(0).standard_normal(40 * 16000)).astype(np.float32)
+        chunks = (noise[i:i + 16 * 16000] for i in range(0, len(noise), 16 * 16000))
+        finals = [c.t for c in live(st, chunks, "wait-k=3", vad=VadOptions(method="energy")) if c.final]
+        assert finals == [32.0, 40.0]
         assert "at most 30 s" in capsys.readouterr().err
         assert main(["evaluate", "--model", str(pack), "--data", str(data), "--split", "tst-COMMON",
                      "--out", str(tmp_path / "eval")]) == 0
