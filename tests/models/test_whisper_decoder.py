@@ -399,3 +399,13 @@ def test_transcribe_takes_samples_as_the_api_does(whisper_asr_dir: Path) -> None
         recognizer.transcribe([wave, np.where(np.arange(3200) == 5, np.nan, wave)])
     with pytest.raises(SateError, match=r"^waves\[1\]: 30.0100 s \(480,160 samples\), more than the 480,159"):
         recognizer.transcribe([wave, np.zeros(480_160, np.float32)])
+
+
+def test_transcribe_names_a_too_short_waveform_by_its_index(whisper_asr_dir: Path) -> None:
+    """Review of the 31st hostile pass: at its natural length (window "natural", as docs/whisper.md's measurement
+    runs it) a waveform of 50 samples beside a longer one was "item 1 of the batch", its place in the length-sorted
+    batch, with advice about stored features; it is waves[0], refused before any decoding."""
+    recognizer = WhisperRecognizer.load(whisper_asr_dir, window="natural")
+    with pytest.raises(SateError, match=r"^waves\[0\]: 50 samples, too short .* pad it with silence to 0.1 s, or "
+                                        r"load the recogniser with window='30s'"):
+        recognizer.transcribe([np.full(50, 0.1, np.float32), np.full(3200, 0.1, np.float32)])
