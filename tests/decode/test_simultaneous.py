@@ -821,20 +821,6 @@ def test_a_sentence_begun_at_a_chunks_end_keeps_its_onset(monkeypatch: pytest.Mo
     last 0.1 s (a quiet onset the VAD did not call speech yet) lost that onset, and the padding before it, to the
     segment before: its audio began 0.1 s into its speech. The pause's silence is kept for the VAD now, as before the
     first segment, and the segment starts within its padding of the speech."""
-    finished: list[np.ndarray] = []
-
-    class Recorded:
-        def __init__(self, *args: Any) -> None:
-            self.chunks, self.text = 0, ""
-
-        def advance(self, wave: np.ndarray, final: bool) -> list[str]:
-            self.chunks += 1
-            if final:
-                finished.append(np.array(wave))
-            return []
-
-    monkeypatch.setattr(simultaneous, "UtteranceStream", Recorded)
-    monkeypatch.setattr(simultaneous, "start", lambda spec: None)
     noise = np.random.default_rng(0).uniform(-0.3, 0.3, 3 * SAMPLE_RATE).astype(np.float32)
     first, second = noise[:round(1.2 * SAMPLE_RATE)], noise[round(1.2 * SAMPLE_RATE):]
     second[:SAMPLE_RATE // 5] *= 0.03  # a quiet onset (a consonant), under the VAD's threshold
@@ -842,11 +828,8 @@ def test_a_sentence_begun_at_a_chunks_end_keeps_its_onset(monkeypatch: pytest.Mo
     pause = 2 * step - len(first) % step - SAMPLE_RATE // 10  # the second begins 0.1 s before a chunk ends
     audio = np.concatenate([np.zeros(SAMPLE_RATE, dtype=np.float32), first, np.zeros(pause, dtype=np.float32),
                             second, np.zeros(SAMPLE_RATE, dtype=np.float32)])
-    translator = type("Translator", (), {"options": None, "max_segment_seconds": lambda self: None,  # no Whisper
-                                         "_check_segment_cap": lambda self, vad: None})()
-    commits = list(live(translator, (audio[i:i + step] for i in range(0, len(audio), step)), "wait-k=1", None,
-                        VadOptions(method="energy")))
-    assert len(finished) == len([c for c in commits if c.final]) == 2
+    finished = _live_segments(monkeypatch, audio, step / SAMPLE_RATE, None)  # no Whisper
+    assert len(finished) == 2
     begins = int(np.flatnonzero(finished[1] == second[SAMPLE_RATE])[0]) - SAMPLE_RATE  # where the second is in it
     assert begins >= 0 and np.array_equal(finished[1][begins:begins + len(second)], second)  # all of it
     assert begins == pytest.approx(0.1 * SAMPLE_RATE, abs=0.05 * SAMPLE_RATE)  # after the padding, as translate cuts
