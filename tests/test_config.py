@@ -368,8 +368,15 @@ def test_a_key_that_does_nothing_names_the_keys_it_depends_on_as_the_file_spells
                                        "nothing: model.loss.kd.asr_weight is 0\n")
     path.write_text("task: asr\nmodel:\n  acoustic: {type: whisper, path: w}\n")  # and the hub sections' refusals
     assert main(["config", "--config", str(path)]) == 2
+    # where a relative name was looked up (31st hostile pass): from another folder, "download the model first" failed
     assert capsys.readouterr().err == (f"sate config: error: {path}: model.acoustic.path: w is not a directory "
-                                       "(download the model first: docs/models.md)\n")
+                                       f"(relative to the current directory, {Path.cwd()}); download the model "
+                                       "first (docs/models.md)\n")
+    path.write_text("task: asr\nmodel:\n  acoustic: {type: whisper, path: ~/models/w}\n")
+    assert main(["config", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "~/models/w is not a directory (relative to the current directory, " in err
+    assert "; a '~' here is not your home folder: write the path out); download the model first" in err
     path.write_text("task: st\nmodel:\n  textual: {type: hf_marian}\n")
     assert main(["config", "--config", str(path)]) == 2
     assert capsys.readouterr().err == (f"sate config: error: {path}: model.textual.type and model.decoder.type "

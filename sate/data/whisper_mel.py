@@ -80,14 +80,20 @@ def whisper_log_mel(wave: torch.Tensor, lengths: torch.Tensor,
                     mel_bins: int = NUM_MEL_BINS) -> tuple[torch.Tensor, torch.Tensor]:
     """(B, N) 16 kHz samples in [-1, 1], (B,) sample counts -> (B, T, mel_bins) log-mel, (B,) frame counts.
 
-    Frames past an utterance's count are 0. Every utterance needs more than N_FFT // 2 samples (12.5 ms).
+    Frames past an utterance's count are 0. Every utterance needs more than N_FFT // 2 samples (12.5 ms), or none:
+    an empty item (length 0) has no frame, as `beam_search` gives it an empty hypothesis beside longer items; it was
+    refused as "an utterance of 0 samples", and a short item beside others was named by its length alone (31st
+    hostile pass).
     """
     if wave.dim() != 2 or lengths.shape != wave.shape[:1]:
         raise SateError(f"whisper_log_mel reads (B, N) samples and (B,) lengths, got {tuple(wave.shape)} and "
                         f"{tuple(lengths.shape)}")
-    if len(lengths) and int(lengths.min()) <= N_FFT // 2:
-        raise SateError(f"an utterance of {int(lengths.min())} samples is too short for Whisper's front-end "
-                        f"(it needs more than {N_FFT // 2})")
+    short = ((lengths > 0) & (lengths <= N_FFT // 2)).nonzero()
+    if len(short):
+        i = int(short[0])
+        raise SateError(f"item {i} of the batch: {int(lengths[i])} samples, too short for Whisper's front-end (it "
+                        f"needs more than {N_FFT // 2}): pad it to 0.1 s, as stored features and "
+                        "`SpeechTranslator.features` do")
     wave = wave.to(torch.float32)
     frames = num_frames(lengths)
     count = int(frames.max()) if len(frames) else 0

@@ -241,15 +241,22 @@ def _uneven(item: PreparedAudio, index: int, waves: int | None) -> str:
             "again, or give the waves of the spans given)")
 
 
-def _one_a_span(item: PreparedAudio, index: int) -> Iterator[np.ndarray]:
+def _one_a_span(item: PreparedAudio, index: int, limit: float | None = None) -> Iterator[np.ndarray]:
     """``item``'s waves, refused unless there is one for each of its spans: the results were matched to spans in one
     stream across inputs, so a prepared input given its own segmentation (spans cut to the first two of `prepare`'s,
     its waves left as they were) gave its extra waves' translations to the next input, exit as usual, and one with
-    fewer waves than spans was a StopIteration traceback (thirtieth hostile pass)."""
+    fewer waves than spans was a StopIteration traceback (thirtieth hostile pass). A wave beyond ``limit`` seconds
+    (Whisper's window) is refused naming the input and its span: it was "feats[3]", an index of the decoding's batch
+    group, no input's (31st hostile pass)."""
     count = 0
     for wave in item.waves:
         if count == len(item.spans):
             raise SateError(_uneven(item, index, None))
+        if limit is not None and (beyond := beyond_window(len(wave), limit)) is not None:
+            a, b = item.spans[count]
+            raise SateError(f"prepared[{index}] ({one_line(item.source)}): segment {count + 1} ({a:.2f}-{b:.2f} s): "
+                            f"{beyond} this model's acoustic encoder (Whisper) takes: cut it at pauses (prepare() "
+                            "does)")
         count += 1
         yield wave
     if count < len(item.spans):
@@ -570,7 +577,8 @@ class SpeechTranslator:
         for i, item in enumerate(prepared):  # a list of waves is counted before any decoding, a generator as it is read
             if isinstance(item.waves, Sized) and len(item.waves) != len(item.spans):
                 raise SateError(_uneven(item, i, len(item.waves)))
-        waves = (w for i, item in enumerate(prepared) for w in _one_a_span(item, i))
+        limit = self.max_segment_seconds()
+        waves = (w for i, item in enumerate(prepared) for w in _one_a_span(item, i, limit))
         decoded = self._decode_waves(waves, options, batch_size)
         results = []
         for item in prepared:

@@ -216,6 +216,12 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
     """
     spec = policy_of(spec)
     vad = vad or VadOptions()
+    translator._check_segment_cap(vad)  # a Whisper pack's max_segment of 40 s stopped 30.5 s in, on its encoder's line
+    limit = translator.max_segment_seconds()
+
+    def too_long(samples: int) -> bool:
+        return limit is not None and samples / SAMPLE_RATE > limit
+
     options = options or translator.options
     buffer = np.zeros(0, dtype=np.float32)
     read = 0.0  # seconds of the stream so far
@@ -233,18 +239,45 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
         offset = len(buffer) - len(window)  # the window's first sample in the buffer
         if stream.chunks == 0:
             begin = offset + round(spans[0][0] * SAMPLE_RATE)
-        while len(spans) > 1:  # a pause between two stretches of speech: the segment ended at the first's end
-            end = spans[0][1]
-            stream.advance(buffer[begin:offset + round(end * SAMPLE_RATE)], True)
+        stop = None  # where a segment finished now ends in the buffer: its end (None), or its speech's end
+        while True:
+            while len(spans) > 1 and not too_long(offset + round(spans[0][1] * SAMPLE_RATE) - begin):
+                # a pause between two stretches of speech: the segment ended at the first's end
+                end = spans[0][1]
+                stream.advance(buffer[begin:offset + round(end * SAMPLE_RATE)], True)
+                yield Commit(read, stream.text, True)
+                stream = UtteranceStream(translator, start(spec), options)
+                buffer = window = window[round(end * SAMPLE_RATE):]
+                spans = [(a - end, b - end) for a, b in spans[1:]]
+                offset, begin = 0, round(spans[0][0] * SAMPLE_RATE)
+            seconds = (len(buffer) - begin) / SAMPLE_RATE
+            paused = not spans or len(window) / SAMPLE_RATE - spans[-1][1] >= vad.min_pause
+            if not too_long(len(buffer) - begin):
+                break
+            # A bounded encoder's (Whisper's) segment is never longer than its window (31st hostile pass: --chunk 16
+            # carried one to 32 s, or to 30.6 s when a pause ended it, and the encoder stopped the stream). Ended by
+            # a pause, it ends at its speech's end if that fits; else it is cut at max_segment, and the rest begins
+            # the next segment where it holds speech (20 s of a pause's silence were decoded as a segment of its own).
+            # (with no speech in the window, the speech before it may run on into it, for less than min_speech)
+            speech_end = offset + round((spans[0][1] if spans else vad.min_speech + vad.padding) * SAMPLE_RATE)
+            if len(spans) <= 1 and paused and not too_long(speech_end - begin):
+                stop = speech_end
+                break
+            cut = begin + round(vad.max_segment * SAMPLE_RATE)
+            stream.advance(buffer[begin:cut], True)
             yield Commit(read, stream.text, True)
             stream = UtteranceStream(translator, start(spec), options)
-            buffer = window = window[round(end * SAMPLE_RATE):]
-            spans = [(a - end, b - end) for a, b in spans[1:]]
-            offset, begin = 0, round(spans[0][0] * SAMPLE_RATE)
-        seconds = (len(buffer) - begin) / SAMPLE_RATE
-        paused = not spans or len(window) / SAMPLE_RATE - spans[-1][1] >= vad.min_pause
+            at = (cut - offset) / SAMPLE_RATE  # the cut in the window's seconds (a chunk that long is seen whole)
+            spans = [(max(a, at) - at, b - at) for a, b in spans if b > at]
+            buffer = window = buffer[cut:]
+            offset, begin = 0, round(spans[0][0] * SAMPLE_RATE) if spans else len(buffer)
+            if not spans:
+                break
+        if not spans and stream.chunks == 0:  # the rest of a cut held no speech: kept for the VAD, as before speech
+            buffer = buffer[-round(KEEP_SILENCE * SAMPLE_RATE):]
+            continue
         final = paused or seconds >= vad.max_segment
-        new = stream.advance(buffer[begin:], final)
+        new = stream.advance(buffer[begin:stop], final)
         if new or final:
             yield Commit(read, stream.text, final)
         if final:

@@ -73,7 +73,9 @@ def test_padding_to_30_s_changes_only_the_last_frame(utterances: list[np.ndarray
 def test_short_and_malformed_input() -> None:
     feats, frames = whisper_log_mel(torch.randn(1, 201), torch.tensor([201]))
     assert feats.shape == (1, 1, 80) and frames.tolist() == [1]
-    with pytest.raises(SateError, match="an utterance of 200 samples is too short"):
+    # the short item is named (31st hostile pass: "an utterance of 200 samples", no item of the batch)
+    with pytest.raises(SateError, match=r"^item 1 of the batch: 200 samples, too short for Whisper's front-end "
+                                        r"\(it needs more than 200\): pad it to 0.1 s"):
         whisper_log_mel(torch.randn(2, 300), torch.tensor([300, 200]))
     with pytest.raises(SateError, match=r"reads \(B, N\) samples"):
         whisper_log_mel(torch.randn(300), torch.tensor([300]))

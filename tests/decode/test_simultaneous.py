@@ -856,6 +856,27 @@ def test_a_sentence_begun_at_a_chunks_end_keeps_its_onset(monkeypatch: pytest.Mo
     last 0.1 s (a quiet onset the VAD did not call speech yet) lost that onset, and the padding before it, to the
     segment before: its audio began 0.1 s into its speech. The pause's silence is kept for the VAD now, as before the
     first segment, and the segment starts within its padding of the speech."""
+    noise = np.random.default_rng(0).uniform(-0.3, 0.3, 3 * SAMPLE_RATE).astype(np.float32)
+    first, second = noise[:round(1.2 * SAMPLE_RATE)], noise[round(1.2 * SAMPLE_RATE):]
+    second[:SAMPLE_RATE // 5] *= 0.03  # a quiet onset (a consonant), under the VAD's threshold
+    step = SAMPLE_RATE // 2
+    pause = 2 * step - len(first) % step - SAMPLE_RATE // 10  # the second begins 0.1 s before a chunk ends
+    audio = np.concatenate([np.zeros(SAMPLE_RATE, dtype=np.float32), first, np.zeros(pause, dtype=np.float32),
+                            second, np.zeros(SAMPLE_RATE, dtype=np.float32)])
+    finished = _live_segments(monkeypatch, audio, step / SAMPLE_RATE, None)  # no Whisper
+    assert len(finished) == 2
+    begins = int(np.flatnonzero(finished[1] == second[SAMPLE_RATE])[0]) - SAMPLE_RATE  # where the second is in it
+    assert begins >= 0 and np.array_equal(finished[1][begins:begins + len(second)], second)  # all of it
+    assert begins == pytest.approx(0.1 * SAMPLE_RATE, abs=0.05 * SAMPLE_RATE)  # after the padding, as translate cuts
+
+
+WHISPER_WINDOW = 480_159 / SAMPLE_RATE  # the seconds of samples Whisper's 30-s window takes
+
+
+def _live_segments(monkeypatch: pytest.MonkeyPatch, audio: np.ndarray, chunk: float,
+                   bound: float | None) -> list[np.ndarray]:
+    """The segments `live` finishes, through stand-ins: a translator whose encoder takes at most ``bound`` seconds
+    (Whisper's window, or None for fbank), and utterance streams that only record what they are given."""
     finished: list[np.ndarray] = []
 
     class Recorded:
@@ -870,17 +891,47 @@ def test_a_sentence_begun_at_a_chunks_end_keeps_its_onset(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(simultaneous, "UtteranceStream", Recorded)
     monkeypatch.setattr(simultaneous, "start", lambda spec: None)
-    noise = np.random.default_rng(0).uniform(-0.3, 0.3, 3 * SAMPLE_RATE).astype(np.float32)
-    first, second = noise[:round(1.2 * SAMPLE_RATE)], noise[round(1.2 * SAMPLE_RATE):]
-    second[:SAMPLE_RATE // 5] *= 0.03  # a quiet onset (a consonant), under the VAD's threshold
-    step = SAMPLE_RATE // 2
-    pause = 2 * step - len(first) % step - SAMPLE_RATE // 10  # the second begins 0.1 s before a chunk ends
-    audio = np.concatenate([np.zeros(SAMPLE_RATE, dtype=np.float32), first, np.zeros(pause, dtype=np.float32),
-                            second, np.zeros(SAMPLE_RATE, dtype=np.float32)])
-    translator = type("Translator", (), {"options": None})()
+    translator = type("Translator", (), {"options": None, "max_segment_seconds": lambda self: bound,
+                                         "_check_segment_cap": lambda self, vad: None})()
+    step = round(chunk * SAMPLE_RATE)
     commits = list(live(translator, (audio[i:i + step] for i in range(0, len(audio), step)), "wait-k=1", None,
                         VadOptions(method="energy")))
-    assert len(finished) == len([c for c in commits if c.final]) == 2
-    begins = int(np.flatnonzero(finished[1] == second[SAMPLE_RATE])[0]) - SAMPLE_RATE  # where the second is in it
-    assert begins >= 0 and np.array_equal(finished[1][begins:begins + len(second)], second)  # all of it
-    assert begins == pytest.approx(0.1 * SAMPLE_RATE, abs=0.05 * SAMPLE_RATE)  # after the padding, as translate cuts
+    assert len(finished) == len([c for c in commits if c.final])
+    return finished
+
+
+def _noise(seconds: float, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-0.3, 0.3, round(seconds * SAMPLE_RATE)).astype(np.float32)
+
+
+def test_a_whisper_segment_ended_by_a_pause_is_cut_to_its_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of the 31st hostile pass: with --chunk 16, 30.5 s of speech and then a pause were finished as one
+    30.6-s segment, and a Whisper pack's encoder stopped the stream on it. It is cut at max_segment (20 s) as
+    continuous speech is, the rest up to the pause is the next segment, and no sample of the speech is lost. An
+    fbank pack segments as before."""
+    speech, after = _noise(30.5), _noise(9, seed=1)
+    audio = np.concatenate([speech, np.zeros(SAMPLE_RATE // 2, dtype=np.float32), after])
+    got = _live_segments(monkeypatch, audio, 16.0, WHISPER_WINDOW)
+    assert [round(len(s) / SAMPLE_RATE, 2) for s in got] == [20.0, 10.59, 9.09]
+    np.testing.assert_array_equal(np.concatenate(got[:2])[:len(speech)], speech)
+    fbank = _live_segments(monkeypatch, audio, 16.0, None)  # main's segmentation, unchanged
+    assert [round(len(s) / SAMPLE_RATE, 2) for s in fbank] == [30.59, 9.09]
+
+
+def test_the_silence_after_a_whisper_cut_is_not_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of the 31st hostile pass: with --chunk 40, 3 s of speech and then 40 s of silence were cut at 20 s to
+    fit Whisper's window, and the 20 s of silence after the cut were decoded as a segment of their own (Whisper
+    makes words of silence). The segment ends at its speech's end, and the silence is dropped as the VAD drops it."""
+    speech = _noise(3)
+    audio = np.concatenate([speech, np.zeros(40 * SAMPLE_RATE, dtype=np.float32)])
+    (got,) = _live_segments(monkeypatch, audio, 40.0, WHISPER_WINDOW)
+    assert len(got) / SAMPLE_RATE == pytest.approx(3.1, abs=0.05)  # its speech and the VAD's padding
+    np.testing.assert_array_equal(got[:len(speech)], speech)
+    (fbank,) = _live_segments(monkeypatch, audio, 40.0, None)  # the first chunk whole, as before
+    assert len(fbank) == 40 * SAMPLE_RATE
+    # speech that runs on into a silent chunk for less than the VAD's min_speech (0.1 s here) stays in its segment
+    run_on = _noise(25.1, seed=2)
+    audio = np.concatenate([run_on, np.zeros(25 * SAMPLE_RATE, dtype=np.float32)])
+    got = _live_segments(monkeypatch, audio, 25.0, WHISPER_WINDOW)
+    assert all(len(s) / SAMPLE_RATE <= WHISPER_WINDOW for s in got)
+    np.testing.assert_array_equal(np.concatenate(got)[:len(run_on)], run_on)

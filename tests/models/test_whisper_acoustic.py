@@ -191,3 +191,22 @@ def test_a_resume_after_the_whisper_directory_moved_names_the_path_alone(whisper
     changed = {"task": "asr", "model": whisper_asr(whisper_hub_dir, freeze=2)}
     assert config_changes(old, changed) == {"model.acoustic.path": (gone, str(whisper_hub_dir)),
                                             "model.acoustic.freeze": (1, 2)}
+
+
+def test_an_empty_item_beside_others_decodes_to_nothing_and_a_short_one_is_named(whisper_hub_dir: Path) -> None:
+    """beam_search gives an empty item (length 0) an empty hypothesis in any batch; a Whisper model refused it as
+    "an utterance of 0 samples is too short", and a short item beside longer ones named no item (31st hostile
+    pass). The other items decode as they do alone."""
+    from sate.decode.beam_search import DecodeOptions, beam_search
+
+    torch.manual_seed(0)
+    model = build_model("asr", {"d_model": 12, "acoustic": {"type": "whisper", "path": str(whisper_hub_dir)},
+                                "decoder": {"layers": 1}}, 10, 10)
+    load_hub_parts(model, [], [], log=lambda _: None)
+    model.eval()
+    waves, options = 0.1 * torch.randn(2, 3200, generator=torch.Generator().manual_seed(0)), DecodeOptions(beam=2)
+    alone = beam_search(model, {"feats": waves[1:], "feats_lengths": torch.tensor([3200])}, options)
+    together = beam_search(model, {"feats": waves, "feats_lengths": torch.tensor([0, 3200])}, options)
+    assert together[0][0].tokens == [] and together[1] == alone[0]
+    with pytest.raises(SateError, match=r"^item 0 of the batch: 100 samples, too short for Whisper's front-end"):
+        beam_search(model, {"feats": waves, "feats_lengths": torch.tensor([100, 3200])}, options)

@@ -70,6 +70,16 @@ def test_sate_on_whisper_trains_packs_and_decodes(tmp_path: Path, prepared_data:
                                             r"samples \(3,000 log-mel frames, 30 s\) this model's acoustic "
                                             r"encoder \(Whisper\) takes: cut it at pauses"):
             st.decode_features([short, beyond])
+        # a prepared input of one's own segmentation: its long span was "feats[2]", an index of the decoding's group
+        # of segments, no input's (31st hostile pass)
+        from sate.decode.api import PreparedAudio
+
+        mine = [PreparedAudio("a.wav", 1.0, [(0.0, 0.1), (0.1, 0.2)], [short, short]),
+                PreparedAudio("b.wav", 40.0, [(0.0, 0.1), (1.0, 31.01)], [short, beyond])]
+        with pytest.raises(SateError, match=r"^prepared\[1\] \(b.wav\): segment 2 \(1.00-31.01 s\): 30.0100 s "
+                                            r"\(480,160 samples\), more than the 480,159 samples"):
+            st.decode_prepared(mine)
+        assert len(st.decode_prepared([mine[0]])[0].segments) == 2
         with pytest.raises(SateError, match=r"^feats\[0\]: 100 samples, fewer than the 1600 of 0.1 s"):
             st.decode_features([short[:100]])
         wav = json.loads((data / "tst-COMMON.jsonl").read_text().splitlines()[0])["audio"]
@@ -78,6 +88,17 @@ def test_sate_on_whisper_trains_packs_and_decodes(tmp_path: Path, prepared_data:
         with pytest.raises(SateError, match="max_segment .*40 s: this model's acoustic encoder .* at most 30 s"):
             st.translate([wav], vad=VadOptions(max_segment=40.0))
         assert main(["translate", "--model", str(pack), "--max-segment", "40", wav]) == 2  # a bad option
+        from sate.decode.simultaneous import live
+
+        # live (sate stream's loop) took it and stopped 30.5 s into speech on the encoder's line (31st hostile pass)
+        with pytest.raises(SateError, match="max_segment .*40 s: this model's acoustic encoder .* at most 30 s"):
+            next(live(st, iter([np.zeros(8000, np.float32)]), "wait-k=3", vad=VadOptions(max_segment=40.0)))
+        # chunks of 16 s (sate stream --chunk 16) carried a segment of continuous speech to 32 s before its cut at
+        # max_segment (20 s), which the encoder refused mid-stream; it ends at 20 s and the rest begins the next
+        noise = (0.2 * np.random.default_rng(0).standard_normal(40 * 16000)).astype(np.float32)
+        chunks = (noise[i:i + 16 * 16000] for i in range(0, len(noise), 16 * 16000))
+        finals = [c.t for c in live(st, chunks, "wait-k=3", vad=VadOptions(method="energy")) if c.final]
+        assert finals == [32.0, 40.0]
         assert "at most 30 s" in capsys.readouterr().err
         assert main(["evaluate", "--model", str(pack), "--data", str(data), "--split", "tst-COMMON",
                      "--out", str(tmp_path / "eval")]) == 0

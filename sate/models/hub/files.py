@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from sate.errors import SateError, shown
-from sate.files import RawMapping, read_checkpoint, read_json
+from sate.files import RawMapping, read_checkpoint, read_json, relative_note
 from sate.layout import HUB_WEIGHT_FILES
 
 LFS_POINTER = b"version https://git-lfs"
@@ -37,8 +37,9 @@ def hub_directory(path: str | Path | None, key: str) -> Path:
     if directory.is_file():  # a model's file (model.bin, config.json) was told to download the model first
         raise SateError(f"{key}: {directory} is a file; name the model's directory (the folder holding its "
                         "config.json and weights, as downloaded)")
-    if not directory.is_dir():
-        raise SateError(f"{key}: {directory} is not a directory (download the model first: docs/models.md)")
+    if not directory.is_dir():  # a relative or '~' name, there from another folder, was told to download it
+        raise SateError(f"{key}: {directory} is not a directory{relative_note(directory)}; download the model first "
+                        "(docs/models.md)")
     return directory
 
 

@@ -29,7 +29,8 @@ from typing import Literal
 import numpy as np
 import torch
 
-from sate.data.whisper_mel import HOP_LENGTH, beyond_window, whisper_log_mel
+from sate.data.audio import SAMPLE_RATE, to_mono_16k
+from sate.data.whisper_mel import HOP_LENGTH, N_FFT, beyond_window, whisper_log_mel
 from sate.errors import SateError
 from sate.files import read_json
 from sate.layout import CT2_MODEL, PACK_YAML
@@ -197,9 +198,25 @@ class WhisperRecognizer:
         return [row[:row.index(end)] if end in row else row for row in rows]
 
     def transcribe(self, waves: Sequence[np.ndarray], batch_size: int = 16) -> list[str]:
-        """English text of each 16 kHz waveform, decoded in length-sorted batches; results in input order."""
+        """English text of each 16 kHz waveform, decoded in length-sorted batches; results in input order.
+
+        Each waveform is taken as `SpeechTranslator.features` takes samples (`to_mono_16k`): float in [-1, 1] or
+        integer PCM, (n,) or (n, channels). int16 PCM was read as floats 32,768 times too loud and NaN samples were
+        decoded, both to a transcript, exit 0; stereo was a torch traceback; a waveform beyond the window was named
+        by its length alone (31st hostile pass), and a too-short one (window "natural") by its place in the
+        length-sorted batch."""
         if batch_size < 1:
             raise SateError(f"the batch size must be >= 1, got {batch_size}")
+        waves = [to_mono_16k(wave, SAMPLE_RATE, f"waves[{i}]") for i, wave in enumerate(waves)]
+        for i, wave in enumerate(waves):
+            if (beyond := beyond_window(len(wave), self.max_seconds())) is not None:
+                raise SateError(f"waves[{i}]: {beyond} Whisper's window holds: cut it at pauses (sate segment)")
+            # at its natural length, a waveform of 200 samples or fewer was named by its place in the length-sorted
+            # batch ("item 1 of the batch"), not the caller's index, with advice about stored features (review31w)
+            if self.window == "natural" and len(wave) <= N_FFT // 2:
+                raise SateError(f"waves[{i}]: {len(wave)} samples, too short for Whisper's front-end at its natural "
+                                f"length (it needs more than {N_FFT // 2}): pad it with silence to 0.1 s, or load the "
+                                "recogniser with window='30s', which pads every waveform to Whisper's window")
         order = sorted(range(len(waves)), key=lambda i: -len(waves[i]))
         out = [""] * len(waves)
         for k in range(0, len(order), batch_size):
