@@ -1000,3 +1000,31 @@ def test_a_pack_whose_model_file_is_of_another_task_names_both(st_pack: Path, pr
                     tgt.tokens)
     with pytest.raises(SateError, match=r"/model\.pt holds a model of task mt, but sate\.yaml says st$"):
         api.SpeechTranslator.load(copy)
+
+
+def test_a_pack_a_killed_run_was_building_is_removed_by_the_next_and_never_offered(
+        tmp_path: Path, prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SIGKILL while `sate pack` built its pack left `.PACK.XXXXXXXX.tmp` (a whole model's copy) for good, one more
+    at every kill, and `sate translate --model` of the folder offered it as a pack to give (thirty-first hostile
+    pass). The next pack into that name removes it, saying so; one a live run holds, or one made an instant ago, and
+    a folder of the user's of another name stay."""
+    from sate.files import directory_held
+
+    model = tiny_model_file(tmp_path, prepared_data, "mt")
+    packs = tmp_path / "packs"
+    out = packs / "st"
+    argv = ["pack", "--model", str(model), "--data", str(prepared_data), "--out", str(out)]
+    assert main(argv) == 0
+    left, held, young, mine = (packs / name for name in (".st.ab12cd34.tmp", ".st.zz99yy88.tmp",
+                                                         ".st.q1w2e3r4.tmp", ".st.notes"))
+    for folder in (left, held, young, mine):
+        shutil.copytree(out, folder)  # killed after its sate.yaml was written: a whole pack but for the rename
+    for folder in (left, held, mine):
+        os.utime(folder, (0, os.stat(folder).st_mtime - 120))
+    with pytest.raises(SateError, match=rf"\(a folder of packs\? give one: {packs}/st\)$"):
+        SpeechTranslator.load(packs, "cpu")
+    capsys.readouterr()
+    with directory_held(held, "sate pack"):
+        assert main(argv) == 0
+    assert capsys.readouterr().out.startswith(f"removed {left}, a pack that a killed `sate pack` was building\n")
+    assert sorted(p.name for p in packs.iterdir()) == sorted([held.name, young.name, mine.name, "st"])
