@@ -42,7 +42,7 @@ from sate.decode.options import (
     options_help,
     parse_decode,
 )
-from sate.errors import SateError, first_few, one_line, shown
+from sate.errors import SateError, first_few, one_line, shell_word, shown
 from sate.files import (
     ABANDONED_AFTER,
     SNIFF,
@@ -247,6 +247,22 @@ def check_pack_holds_its_own(out: Path) -> None:
                         "did not write and which would go with the old pack; move it out first")
 
 
+def check_not_here(out: Path, given: Path) -> None:
+    """Refuse an ``out`` (resolved) that is the current directory or holds it: the folder there is replaced whole,
+    renamed aside and removed, so `sate pack --out .` in an empty folder made for the pack (or in an old pack, to
+    refresh it) left the shell in a removed folder, where `ls` showed nothing and the next command said "the current
+    directory was deleted (by another shell or a clean-up?)" (thirty-first hostile pass)."""
+    try:
+        here = Path(os.path.realpath(os.getcwd()))
+    except OSError:
+        return
+    if here.is_relative_to(out):
+        what = "the current directory" if here == out else f"a folder holding the current directory ({here})"
+        raise SateError(f"--out {one_line(str(given))}: it is {what}, which `sate pack` replaces whole (the new pack "
+                        "is renamed into its place), leaving the shell in a removed folder; run it from the folder "
+                        f"above: cd {shell_word(str(out.parent))} and give --out {shell_word(out.name)}")
+
+
 def old_pack_place(out: Path) -> Path:
     """Where the pack at ``out`` waits while the new one is renamed into place (``.NAME.old`` beside it), refused
     before any work when anything but a pack a killed run left there stands at that name (that one is removed, as
@@ -294,6 +310,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     from sate.models.model_file import load_model_file
 
     given, out = out, check_output(out, "pack")  # before any work: only a pack (or an empty directory) is replaced
+    check_not_here(out, given)
     check_pack_holds_its_own(out)
     old = old_pack_place(out)  # the pack replaced, until the new one is in place
     meta = load_model_file(model_file)

@@ -1028,3 +1028,29 @@ def test_a_pack_a_killed_run_was_building_is_removed_by_the_next_and_never_offer
         assert main(argv) == 0
     assert capsys.readouterr().out.startswith(f"removed {left}, a pack that a killed `sate pack` was building\n")
     assert sorted(p.name for p in packs.iterdir()) == sorted([held.name, young.name, mine.name, "st"])
+
+
+def test_a_pack_into_the_current_directory_is_refused_before_any_work(tmp_path: Path, prepared_data: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate pack --out .` in an empty folder made for the pack (or in an old pack) replaced that folder whole: the
+    shell was left in a removed folder, where `ls` showed nothing and the next command said the current directory
+    was deleted "by another shell or a clean-up?" (thirty-first hostile pass). Refused naming the way, which
+    followed packs; a pack into a folder beside the current one is made as before."""
+    model = tiny_model_file(tmp_path, prepared_data, "mt")
+    out = tmp_path / "st"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    argv = ["pack", "--model", str(model), "--data", str(prepared_data), "--out"]
+    for given in (".", str(out)):
+        assert main([*argv, given]) == 2
+        assert capsys.readouterr().err == (
+            f"sate pack: error: --out {given}: it is the current directory, which `sate pack` replaces whole (the new "
+            f"pack is renamed into its place), leaving the shell in a removed folder; run it from the folder above: cd "
+            f"{tmp_path} and give --out st\n")
+    assert os.listdir(".") == [] and os.path.samefile(".", out)
+    assert main([*argv, "../other"]) == 0 and (tmp_path / "other" / "sate.yaml").is_file()
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "st"]) == 0 and (out / "sate.yaml").is_file()
+    monkeypatch.chdir(out)
+    assert main([*argv, "."]) == 2 and (out / "sate.yaml").is_file()  # a pack refreshed from inside it: likewise
