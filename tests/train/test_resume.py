@@ -704,3 +704,24 @@ def test_specaug_settings_that_never_apply_are_no_change(tmp_path: Path) -> None
     point = ResumePoint(path=tmp_path / "last.ckpt", checkpoint={"sate": {"train_config": {**old, "specaug": {}}}})
     with pytest.raises(SateError, match=r"cannot resume with a changed config: specaug\.enabled True -> False"):
         check_config_change(point, config({"enabled": False}), tmp_path)
+
+
+def test_a_run_a_budget_ended_inside_an_epoch_goes_on_there_when_the_budget_is_raised(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path) -> None:
+    """trainer.max_steps (or max_minutes) ending a run inside an epoch left last.ckpt as Lightning rewrote it at the
+    epoch's early end, recording the epoch as trained: a resume with the budget raised began the next epoch, the rest
+    of that one never trained, exit 0 (31st hostile pass). last.ckpt keeps the place in the epoch now: the resumed
+    run's weights are those of one run whole."""
+    settings = ["batch.per_device=800", "batch.global=800", "trainer.max_epochs=2"]  # five updates an epoch
+    path = make_config(tmp_path, "asr", prepared_data)
+    train(load_training_config(path, settings), tmp_path / "whole")
+    exp = tmp_path / "ended"
+    train(load_training_config(path, [*settings, "trainer.max_steps=7"]), exp)
+    ended = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert ended["global_step"] == 7 and ended["sate"]["mid_epoch"]
+    train(load_training_config(path, [*settings, "trainer.max_steps=-1"]), exp)
+    whole = torch.load(tmp_path / "whole" / "checkpoints" / "last.ckpt", weights_only=True)
+    resumed = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert resumed["global_step"] == whole["global_step"] == 10
+    for key, value in whole["state_dict"].items():
+        assert torch.allclose(value.float(), resumed["state_dict"][key].float(), atol=1e-6), key
