@@ -130,7 +130,8 @@ class MidEpochCheckpoint(Checkpoint):
 
     Step-based saves fall on multiples of `steps`, so they are the same on every rank and across resumes;
     a time-based decision is taken on rank 0 and broadcast, so that every rank saves together. A `Checkpoint`, so that
-    Lightning runs it after its Timer, which stops a run of `max_minutes` at a batch's end (`trainer.should_stop`)."""
+    Lightning runs it after its Timer, which stops a run of `max_minutes` at a batch's end (`trainer.should_stop`);
+    a stop asked inside an update is held back to the update's end, so that the run stops where it can be saved."""
 
     def __init__(self, path: Path, steps: int = 0, minutes: float | None = None) -> None:
         self.path = Path(path)
@@ -138,6 +139,7 @@ class MidEpochCheckpoint(Checkpoint):
         self.seconds = None if minutes is None else float(minutes) * 60.0
         self._last = time.monotonic()
         self.saved_step: int | None = None  # the update of its last save, which the epoch's last.ckpt leaves alone
+        self._stop_asked = False  # a stop asked inside an update, held back until the update's end
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self._last = time.monotonic()
@@ -145,8 +147,17 @@ class MidEpochCheckpoint(Checkpoint):
     def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
         loop = trainer.fit_loop.epoch_loop
-        if loop._should_accumulate() or loop.batch_progress.is_last_batch:
-            return  # inside an update, or at the epoch's end where the epoch checkpoints are written
+        if loop._should_accumulate():
+            # A stop asked inside an update (the Timer of max_minutes checks at every batch, with accumulation too)
+            # waits for the update's end: stopped here, no checkpoint could keep the place, Lightning's at the
+            # epoch's early end counted the epoch as trained, and a resume skipped the rest of it (review31c).
+            self._stop_asked = self._stop_asked or trainer.should_stop
+            trainer.should_stop = False
+            return
+        if self._stop_asked:  # the update asked to stop inside has ended: stop now, saved below
+            trainer.should_stop, self._stop_asked = True, False
+        if loop.batch_progress.is_last_batch:
+            return  # at the epoch's end, where the epoch checkpoints are written
         # A budget ending the run inside an epoch: Lightning's own checkpoint of it, at the epoch's early end, records
         # the epoch as trained (`MovableCheckpoint._save_last_checkpoint`); this one keeps the place in it.
         due = trainer.max_steps != -1 and trainer.global_step >= trainer.max_steps
