@@ -247,20 +247,35 @@ def check_pack_holds_its_own(out: Path) -> None:
                         "did not write and which would go with the old pack; move it out first")
 
 
-def check_not_here(out: Path, given: Path) -> None:
+def decode_word(value: object) -> str:
+    """A `--decode` value as the option reads it back (YAML): ``null``, ``true``, ``false``, numbers as written."""
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def check_not_here(out: Path, given: Path, model_file: Path, data_dir: Path, options: list[str]) -> None:
     """Refuse an ``out`` (resolved) that is the current directory or holds it: the folder there is replaced whole,
     renamed aside and removed, so `sate pack --out .` in an empty folder made for the pack (or in an old pack, to
     refresh it) left the shell in a removed folder, where `ls` showed nothing and the next command said "the current
-    directory was deleted (by another shell or a clean-up?)" (thirty-first hostile pass)."""
+    directory was deleted (by another shell or a clean-up?)" (thirty-first hostile pass). The advice is the whole
+    command to run from the folder above, ``--model`` and ``--data`` made absolute: a relative one, given from here,
+    named another file there (review31c). ``options`` are the command's other words (``--decode``, ``--cmvn``)."""
     try:
-        here = Path(os.path.realpath(os.getcwd()))
+        here = os.getcwd()
     except OSError:
         return
-    if here.is_relative_to(out):
-        what = "the current directory" if here == out else f"a folder holding the current directory ({here})"
+    if Path(os.path.realpath(here)).is_relative_to(out):
+        what = ("the current directory" if Path(os.path.realpath(here)) == out
+                else f"a folder holding the current directory ({here})")
+
+        def absolute(name: Path) -> str:  # tidied (no ..) only where that names the same file
+            joined, tidy = os.path.join(here, name), os.path.abspath(os.path.join(here, name))
+            return shell_word(tidy if os.path.realpath(tidy) == os.path.realpath(joined) else joined)
+
+        command = " ".join(["sate pack --model", absolute(model_file), "--data", absolute(data_dir), *options,
+                            "--out", shell_word(out.name)])
         raise SateError(f"--out {one_line(str(given))}: it is {what}, which `sate pack` replaces whole (the new pack "
                         "is renamed into its place), leaving the shell in a removed folder; run it from the folder "
-                        f"above: cd {shell_word(str(out.parent))} and give --out {shell_word(out.name)}")
+                        f"above: cd {shell_word(str(out.parent))} && {command}")
 
 
 def old_pack_place(out: Path) -> Path:
@@ -310,7 +325,8 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     from sate.models.model_file import load_model_file
 
     given, out = out, check_output(out, "pack")  # before any work: only a pack (or an empty directory) is replaced
-    check_not_here(out, given)
+    options = [f"--decode {shell_word(','.join(f'{k}={decode_word(v)}' for k, v in decode.items()))}"] if decode else []
+    check_not_here(out, given, model_file, data_dir, [*options, *([f"--cmvn {cmvn}"] if cmvn else [])])
     check_pack_holds_its_own(out)
     old = old_pack_place(out)  # the pack replaced, until the new one is in place
     meta = load_model_file(model_file)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import stat
 from collections.abc import Callable
@@ -1036,21 +1037,33 @@ def test_a_pack_into_the_current_directory_is_refused_before_any_work(tmp_path: 
     """`sate pack --out .` in an empty folder made for the pack (or in an old pack) replaced that folder whole: the
     shell was left in a removed folder, where `ls` showed nothing and the next command said the current directory
     was deleted "by another shell or a clean-up?" (thirty-first hostile pass). Refused naming the way, which
-    followed packs; a pack into a folder beside the current one is made as before."""
+    followed packs; a pack into a folder beside the current one is made as before. The way is the whole command,
+    --model and --data made absolute: it named only --out, and --model/--data given relative to the folder named
+    other files from the folder above, rc 2 (review31c)."""
     model = tiny_model_file(tmp_path, prepared_data, "mt")
     out = tmp_path / "st"
     out.mkdir()
     monkeypatch.chdir(out)
-    argv = ["pack", "--model", str(model), "--data", str(prepared_data), "--out"]
+    relative = ["--model", os.path.relpath(model), "--data", os.path.relpath(prepared_data)]
+    assert relative[1].startswith("..") and relative[3].startswith("..")
+    argv = ["pack", *relative, "--out"]
+    advice = ""
     for given in (".", str(out)):
         assert main([*argv, given]) == 2
-        assert capsys.readouterr().err == (
-            f"sate pack: error: --out {given}: it is the current directory, which `sate pack` replaces whole (the new "
-            f"pack is renamed into its place), leaving the shell in a removed folder; run it from the folder above: cd "
-            f"{tmp_path} and give --out st\n")
+        err = capsys.readouterr().err
+        head = (f"sate pack: error: --out {given}: it is the current directory, which `sate pack` replaces whole (the "
+                f"new pack is renamed into its place), leaving the shell in a removed folder; run it from the folder "
+                f"above: cd {tmp_path} && sate pack ")
+        assert err.startswith(head) and err.endswith(" --out st\n")
+        advice = err[len(head):]
     assert os.listdir(".") == [] and os.path.samefile(".", out)
     assert main([*argv, "../other"]) == 0 and (tmp_path / "other" / "sate.yaml").is_file()
     monkeypatch.chdir(tmp_path)
-    assert main([*argv, "st"]) == 0 and (out / "sate.yaml").is_file()
+    assert main(["pack", *shlex.split(advice)]) == 0 and (out / "sate.yaml").is_file()  # the advice, as given
     monkeypatch.chdir(out)
+    argv = ["pack", *relative, "--decode", "beam=2,lenpen=0.5", "--out"]
     assert main([*argv, "."]) == 2 and (out / "sate.yaml").is_file()  # a pack refreshed from inside it: likewise
+    advice = capsys.readouterr().err.partition(f"cd {tmp_path} && sate pack ")[2]
+    monkeypatch.chdir(tmp_path)
+    assert main(["pack", *shlex.split(advice)]) == 0  # with its options
+    assert {"beam=2", "lenpen=0.5"} <= set(capsys.readouterr().out.rstrip(")\n").split())
