@@ -26,6 +26,7 @@ import argparse
 import itertools
 import os
 import shutil
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,10 +42,13 @@ from sate.decode.options import (
     options_help,
     parse_decode,
 )
-from sate.errors import SateError, first_few, one_line, shown
+from sate.errors import SateError, first_few, one_line, shell_word, shown
 from sate.files import (
+    ABANDONED_AFTER,
     SNIFF,
+    TEMP_TAIL,
     ZIP_MAGIC,
+    directory_held,
     folders_held,
     holds_data_files,
     known_kind,
@@ -55,7 +59,9 @@ from sate.files import (
     remove_temp_dir,
     require_directory,
     require_file,
+    still_named,
     temp_prefix,
+    try_flock,
     what_is_there,
 )
 from sate.layout import (
@@ -241,6 +247,37 @@ def check_pack_holds_its_own(out: Path) -> None:
                         "did not write and which would go with the old pack; move it out first")
 
 
+def decode_word(value: object) -> str:
+    """A `--decode` value as the option reads it back (YAML): ``null``, ``true``, ``false``, numbers as written."""
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def check_not_here(out: Path, given: Path, model_file: Path, data_dir: Path, options: list[str]) -> None:
+    """Refuse an ``out`` (resolved) that is the current directory or holds it: the folder there is replaced whole,
+    renamed aside and removed, so `sate pack --out .` in an empty folder made for the pack (or in an old pack, to
+    refresh it) left the shell in a removed folder, where `ls` showed nothing and the next command said "the current
+    directory was deleted (by another shell or a clean-up?)" (thirty-first hostile pass). The advice is the whole
+    command to run from the folder above, ``--model`` and ``--data`` made absolute: a relative one, given from here,
+    named another file there (review31c). ``options`` are the command's other words (``--decode``, ``--cmvn``)."""
+    try:
+        here = os.getcwd()
+    except OSError:
+        return
+    if Path(os.path.realpath(here)).is_relative_to(out):
+        what = ("the current directory" if Path(os.path.realpath(here)) == out
+                else f"a folder holding the current directory ({here})")
+
+        def absolute(name: Path) -> str:  # tidied (no ..) only where that names the same file
+            joined, tidy = os.path.join(here, name), os.path.abspath(os.path.join(here, name))
+            return shell_word(tidy if os.path.realpath(tidy) == os.path.realpath(joined) else joined)
+
+        command = " ".join(["sate pack --model", absolute(model_file), "--data", absolute(data_dir), *options,
+                            "--out", shell_word(out.name)])
+        raise SateError(f"--out {one_line(str(given))}: it is {what}, which `sate pack` replaces whole (the new pack "
+                        "is renamed into its place), leaving the shell in a removed folder; run it from the folder "
+                        f"above: cd {shell_word(str(out.parent))} && {command}")
+
+
 def old_pack_place(out: Path) -> Path:
     """Where the pack at ``out`` waits while the new one is renamed into place (``.NAME.old`` beside it), refused
     before any work when anything but a pack a killed run left there stands at that name (that one is removed, as
@@ -288,6 +325,8 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     from sate.models.model_file import load_model_file
 
     given, out = out, check_output(out, "pack")  # before any work: only a pack (or an empty directory) is replaced
+    options = [f"--decode {shell_word(','.join(f'{k}={decode_word(v)}' for k, v in decode.items()))}"] if decode else []
+    check_not_here(out, given, model_file, data_dir, [*options, *([f"--cmvn {cmvn}"] if cmvn else [])])
     check_pack_holds_its_own(out)
     old = old_pack_place(out)  # the pack replaced, until the new one is in place
     meta = load_model_file(model_file)
@@ -334,18 +373,12 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     info = PackInfo(meta["task"], options.to_dict(), feature_settings(cmvn, features) if speech else None, kind)
 
     out.parent.mkdir(parents=True, exist_ok=True)
+    for left in remove_abandoned_builds(out):
+        print(f"removed {one_line(str(left))}, a pack that a killed `sate pack` was building")
     tmp = make_temp_dir(out.parent, out.name)  # mode as mkdir gives it, not mkdtemp's 0700
     try:
-        shutil.copyfile(model_file, tmp / MODEL)
-        for name in parts:
-            (tmp / name).parent.mkdir(exist_ok=True)
-            shutil.copyfile(data_dir / name, tmp / name)
-        if speech and cmvn == "global":
-            shutil.copyfile(data_dir / CMVN, tmp / CMVN)
-        write_yaml(tmp / PACK_YAML, info.to_yaml())
-        with folders_held([out.parent]):  # the renames of two packs into one --out at once interleaved: the second
-            # ended "PACK -> PACK: Directory not empty" (27th hostile pass); now it waits for the first's, then replaces
-            _rename_into_place(tmp, out, old)
+        with directory_held(tmp, "sate pack"):  # held while built, so another run's `remove_abandoned_builds` leaves it
+            _build(tmp, model_file, data_dir, parts, speech and cmvn == "global", info, out, old)
     except BaseException as err:
         remove_temp_dir(tmp)
         _put_back(out, old)
@@ -359,6 +392,53 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
             raise OSError(err.errno, err.strerror, in_pack(err.filename), None, in_pack(err.filename2)) from None
         raise
     return info
+
+
+def _build(tmp: Path, model_file: Path, data_dir: Path, parts: dict[str, str], global_cmvn: bool, info: PackInfo,
+           out: Path, old: Path) -> None:
+    """Write the pack's files into ``tmp`` and rename it to ``out``."""
+    shutil.copyfile(model_file, tmp / MODEL)
+    for name in parts:
+        (tmp / name).parent.mkdir(exist_ok=True)
+        shutil.copyfile(data_dir / name, tmp / name)
+    if global_cmvn:
+        shutil.copyfile(data_dir / CMVN, tmp / CMVN)
+    write_yaml(tmp / PACK_YAML, info.to_yaml())
+    with folders_held([out.parent]):  # the renames of two packs into one --out at once interleaved: the second
+        # ended "PACK -> PACK: Directory not empty" (27th hostile pass); now it waits for the first's, then replaces
+        _rename_into_place(tmp, out, old)
+
+
+def remove_abandoned_builds(out: Path, min_age: float = ABANDONED_AFTER) -> list[Path]:
+    """Remove the folders beside ``out`` in which a `sate pack` into it, killed (SIGKILL, a preempted job), was
+    building it: `.NAME.XXXXXXXX.tmp`, as large as the model, was left for good (the sweep of sate's temporary
+    files takes files alone), one more at every such kill, and `sate translate --model` of the folder of packs
+    offered it as a pack to give (thirty-first hostile pass). A build holds its folder locked (`directory_held`),
+    so only one no process holds, older than ``min_age`` seconds (the instant between its making and its lock), is
+    removed; where the file system has no locks, none is. Returns what was removed."""
+    prefix, now, removed = temp_prefix(out.name), time.time(), []
+    try:
+        entries = list(os.scandir(out.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not (entry.name.startswith(prefix) and TEMP_TAIL.fullmatch(entry.name[len(prefix):])):
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False) or now - entry.stat(follow_symlinks=False).st_mtime < min_age:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            if try_flock(fd) and still_named(Path(entry.path), fd):
+                remove_temp_dir(Path(entry.path))
+                removed.append(Path(entry.path))
+        except OSError:
+            pass  # a folder that may not be locked or emptied is left as it is
+        finally:
+            os.close(fd)
+    return removed
 
 
 def _put_back(out: Path, old: Path) -> None:
@@ -466,7 +546,9 @@ def _packs_held(directory: Path, limit: int = 1000) -> list[str]:
             names = [entry.name for entry in itertools.islice(entries, limit)]
     except OSError:
         return []
-    return sorted(name for name in names if (directory / name / PACK_YAML).is_file())
+    # not a hidden one: the folder a killed `sate pack` was building (`.NAME.XXXXXXXX.tmp`), or the pack it was
+    # replacing (`.NAME.old`), was offered as a pack to give
+    return sorted(name for name in names if not name.startswith(".") and (directory / name / PACK_YAML).is_file())
 
 
 def _file_advice(path: Path) -> str:

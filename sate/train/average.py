@@ -266,9 +266,17 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
             metric = str(ckpts[-1]["sate"]["train_config"]["trainer"]["monitor"])
         except (KeyError, TypeError):
             raise SateError(f"{ckpts[-1]['path']}: records no trainer.monitor; name the metric (--metric)") from None
+    # A checkpoint saved after its run's last validation (trainer.max_steps ended the run inside an epoch, and
+    # Lightning saved that epoch's checkpoint) records that validation's valid/ metrics: `--best 2 --metric valid/loss`
+    # ranked it with the epoch before's score and averaged weights nobody scored, exit 0 (31st hostile pass). `--last`
+    # takes it, as the run's last weights; a train/ metric is its own.
+    partial = [c for c in ckpts if _validated_before(c, metric)]
     # A NaN sorts anywhere (every comparison with it is false): a diverged epoch's NaN loss was taken among the best
-    scored = [c for c in ckpts if is_number(c["sate"]["metrics"].get(metric))]
+    scored = [c for c in ckpts if c not in partial and is_number(c["sate"]["metrics"].get(metric))]
     if not scored:  # before the mode: --metric epoch was asked for --mode, then refused as never recorded
+        if partial and len(partial) == len(ckpts):
+            raise SateError(f"{ckpt_dir}: {_partial_said(partial)}, the only epoch checkpoint"
+                            f"{'s' if len(partial) > 1 else ''} there: none is ranked by {metric}; average with --last")
         known = ", ".join(sorted({name for c in ckpts for name in c["sate"]["metrics"]}))
         raise SateError(f"no checkpoint in {ckpt_dir} recorded metric {metric!r} as a finite number (recorded: "
                         f"{known})")
@@ -280,13 +288,30 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
     if len(scored) < len(ckpts) and best is not None:  # left out without a word: --best 3 by valid/bleu of a run
         # resumed with valid_bleu_utts 0 averaged the 2 epochs before, and the note blamed trainer.keep_best (24th
         # hostile pass)
-        unranked = [c["path"].name for c in ckpts if c not in scored]
-        print(f"sate average: note: --best {best}: {first_few(unranked)} recorded no finite {one_line(metric)} (a "
-              f"diverged epoch, or a run resumed with other validation settings), so "
-              f"{'it is' if len(unranked) == 1 else 'they are'} not ranked; {len(scored)} of {len(ckpts)} epoch "
-              "checkpoints are", file=sys.stderr)
+        unranked = [c["path"].name for c in ckpts if c not in scored and c not in partial]
+        reasons = [f"{first_few(unranked)} recorded no finite {one_line(metric)} (a diverged epoch, or a run resumed "
+                   "with other validation settings)"] if unranked else []
+        reasons += [_partial_said(partial)] if partial else []
+        print(f"sate average: note: --best {best}: {'; '.join(reasons)}, so "
+              f"{'it is' if len(unranked) + len(partial) == 1 else 'they are'} not ranked; {len(scored)} of "
+              f"{len(ckpts)} epoch checkpoints are", file=sys.stderr)
     scored.sort(key=lambda c: c["sate"]["metrics"][metric], reverse=(mode == "max"))
     return sorted(scored[:best], key=lambda c: c["sate"]["epoch"])
+
+
+def _validated_before(ckpt: dict, metric: str) -> bool:
+    """Was ``ckpt`` saved after the validation whose ``metric`` (a valid/ one) it records, at another update? Said by
+    the update of that validation, which checkpoints record (`validated_step`); one without the record is not judged."""
+    validated = ckpt["sate"].get("validated_step")
+    return metric.startswith("valid/") and is_int64(validated) and validated != ckpt["sate"].get("step", validated)
+
+
+def _partial_said(partial: list[dict]) -> str:
+    """The checkpoints `_validated_before` names, and why their scores are not theirs."""
+    first = partial[0]["sate"]
+    return (f"{first_few([c['path'].name for c in partial])} {'was' if len(partial) == 1 else 'were'} saved after the "
+            f"run's last validation (update {first['step']:,}, validated at {first['validated_step']:,}: "
+            "trainer.max_steps ended it inside its epoch?): the valid/ scores recorded are that validation's")
 
 
 def average_state_dicts(states: list[dict[str, torch.Tensor]], names: list[str]) -> dict[str, torch.Tensor]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
-from lightning.pytorch.callbacks import Callback, ModelCheckpoint
+from lightning.pytorch.callbacks import Checkpoint, ModelCheckpoint
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from sate.files import atomic_torch_save
@@ -63,6 +63,15 @@ class MovableCheckpoint(ModelCheckpoint):
         # the key Lightning files the state under in a checkpoint: a plain ModelCheckpoint's, so that checkpoints
         # written before this class still restore into it
         return super().state_key.replace(type(self).__qualname__, ModelCheckpoint.__qualname__, 1)
+
+    def _save_last_checkpoint(self, trainer: L.Trainer, monitor_candidates: dict[str, Any]) -> None:
+        # A run that trainer.max_steps or max_minutes ends inside an epoch: `MidEpochCheckpoint` wrote last.ckpt at
+        # that update, with the loader's place in the epoch. Rewritten here at the epoch's early end, it recorded the
+        # epoch as trained, and a resume with a larger budget began the next epoch, the rest of this one never
+        # trained, exit 0 (31st hostile pass).
+        if any(isinstance(cb, MidEpochCheckpoint) and cb.saved_step == trainer.global_step for cb in trainer.callbacks):
+            return
+        super()._save_last_checkpoint(trainer, monitor_candidates)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         old = state_dict.get("dirpath")
@@ -115,18 +124,22 @@ class MovableCheckpoint(ModelCheckpoint):
                 **dict(zip(("best_model_path", "kth_best_model_path", "last_model_path"), named, strict=True))}
 
 
-class MidEpochCheckpoint(Callback):
+class MidEpochCheckpoint(Checkpoint):
     """Rewrite `path` (last.ckpt) inside an epoch, at update boundaries, every `steps` updates and/or `minutes`,
-    and when `max_steps` ends the run inside an epoch.
+    and when `max_steps` or `max_minutes` (Lightning's Timer) ends the run inside an epoch.
 
     Step-based saves fall on multiples of `steps`, so they are the same on every rank and across resumes;
-    a time-based decision is taken on rank 0 and broadcast, so that every rank saves together."""
+    a time-based decision is taken on rank 0 and broadcast, so that every rank saves together. A `Checkpoint`, so that
+    Lightning runs it after its Timer, which stops a run of `max_minutes` at a batch's end (`trainer.should_stop`);
+    a stop asked inside an update is held back to the update's end, so that the run stops where it can be saved."""
 
     def __init__(self, path: Path, steps: int = 0, minutes: float | None = None) -> None:
         self.path = Path(path)
         self.steps = int(steps)
         self.seconds = None if minutes is None else float(minutes) * 60.0
         self._last = time.monotonic()
+        self.saved_step: int | None = None  # the update of its last save, which the epoch's last.ckpt leaves alone
+        self._stop_asked = False  # a stop asked inside an update, held back until the update's end
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self._last = time.monotonic()
@@ -134,10 +147,21 @@ class MidEpochCheckpoint(Callback):
     def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
         loop = trainer.fit_loop.epoch_loop
-        if loop._should_accumulate() or loop.batch_progress.is_last_batch:
-            return  # inside an update, or at the epoch's end where the epoch checkpoints are written
-        # Lightning writes no checkpoint when max_steps ends a run inside an epoch: this one does.
+        if loop._should_accumulate():
+            # A stop asked inside an update (the Timer of max_minutes checks at every batch, with accumulation too)
+            # waits for the update's end: stopped here, no checkpoint could keep the place, Lightning's at the
+            # epoch's early end counted the epoch as trained, and a resume skipped the rest of it (review31c).
+            self._stop_asked = self._stop_asked or trainer.should_stop
+            trainer.should_stop = False
+            return
+        if self._stop_asked:  # the update asked to stop inside has ended: stop now, saved below
+            trainer.should_stop, self._stop_asked = True, False
+        if loop.batch_progress.is_last_batch:
+            return  # at the epoch's end, where the epoch checkpoints are written
+        # A budget ending the run inside an epoch: Lightning's own checkpoint of it, at the epoch's early end, records
+        # the epoch as trained (`MovableCheckpoint._save_last_checkpoint`); this one keeps the place in it.
         due = trainer.max_steps != -1 and trainer.global_step >= trainer.max_steps
+        due = due or trainer.should_stop  # the Timer of max_minutes, which ran before this (a `Checkpoint`)
         due = due or (bool(self.steps) and trainer.global_step % self.steps == 0)
         if self.seconds is not None:
             due_now = time.monotonic() - self._last >= self.seconds
@@ -145,3 +169,4 @@ class MidEpochCheckpoint(Callback):
         if due:  # the whole state, said so: left unsaid, Lightning logged "`weights_only` was not set" at each one
             trainer.save_checkpoint(self.path, weights_only=False)
             self._last = time.monotonic()
+            self.saved_step = trainer.global_step

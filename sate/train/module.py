@@ -70,6 +70,7 @@ class SateModule(L.LightningModule):
         self._skipped_update = False
         self._pending_rng: RngState | None = None
         self._resumed = False
+        self._validated_step: int | None = None  # the update of the last validation, recorded in checkpoints
         self._update_buffers: list[torch.Tensor] | None = None  # buffers when this update began
         self._val: dict[str, list] = {}
         self._came_in_finite = True
@@ -248,6 +249,9 @@ class SateModule(L.LightningModule):
                 self._val["refs"].append(self.tgt_vocab.decode(ref))
 
     def on_validation_epoch_end(self) -> None:
+        # the metrics a checkpoint records are this validation's until the next: `sate average --best` ranks by them
+        # only a checkpoint of this update (max_steps ending a run inside an epoch saved one after it, unvalidated)
+        self._validated_step = int(self.global_step)
         if self._val["wer_words"]:
             totals = torch.tensor([sum(self._val["wer_errors"]), sum(self._val["wer_words"])], dtype=torch.float64,
                                   device=self.device)
@@ -291,6 +295,7 @@ class SateModule(L.LightningModule):
             "teachers": dict(self.teachers),
             "epoch": self.current_epoch, "step": self.global_step, "mid_epoch": bool(mid_epoch),
             "metrics": {k: float(v) for k, v in self.trainer.callback_metrics.items() if _is_scalar(v)},
+            "validated_step": self._validated_step,  # the update those valid/ metrics were measured at
             "faults": self.faults.state_dict(),
             "rng": rng[0], "rng_ranks": rng,
         }
@@ -298,6 +303,7 @@ class SateModule(L.LightningModule):
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         saved = checkpoint.get("sate", {})
         self.faults.load_state_dict(saved.get("faults", {}))
+        self._validated_step = saved.get("validated_step")
         ranks = saved.get("rng_ranks") or ([saved["rng"]] if saved.get("rng") else [])
         rank = self.trainer.global_rank if self._trainer is not None else 0
         # Applied when training starts, once Lightning has set everything up: nothing may draw in between.

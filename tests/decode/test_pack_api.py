@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import stat
 from collections.abc import Callable
@@ -1002,3 +1003,69 @@ def test_a_pack_whose_model_file_is_of_another_task_names_both(st_pack: Path, pr
                     tgt.tokens)
     with pytest.raises(SateError, match=r"/model\.pt holds a model of task mt, but sate\.yaml says st$"):
         api.SpeechTranslator.load(copy)
+
+
+def test_a_pack_a_killed_run_was_building_is_removed_by_the_next_and_never_offered(
+        tmp_path: Path, prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SIGKILL while `sate pack` built its pack left `.PACK.XXXXXXXX.tmp` (a whole model's copy) for good, one more
+    at every kill, and `sate translate --model` of the folder offered it as a pack to give (thirty-first hostile
+    pass). The next pack into that name removes it, saying so; one a live run holds, or one made an instant ago, and
+    a folder of the user's of another name stay."""
+    from sate.files import directory_held
+
+    model = tiny_model_file(tmp_path, prepared_data, "mt")
+    packs = tmp_path / "packs"
+    out = packs / "st"
+    argv = ["pack", "--model", str(model), "--data", str(prepared_data), "--out", str(out)]
+    assert main(argv) == 0
+    left, held, young, mine = (packs / name for name in (".st.ab12cd34.tmp", ".st.zz99yy88.tmp",
+                                                         ".st.q1w2e3r4.tmp", ".st.notes"))
+    for folder in (left, held, young, mine):
+        shutil.copytree(out, folder)  # killed after its sate.yaml was written: a whole pack but for the rename
+    for folder in (left, held, mine):
+        os.utime(folder, (0, os.stat(folder).st_mtime - 120))
+    with pytest.raises(SateError, match=rf"\(a folder of packs\? give one: {packs}/st\)$"):
+        SpeechTranslator.load(packs, "cpu")
+    capsys.readouterr()
+    with directory_held(held, "sate pack"):
+        assert main(argv) == 0
+    assert capsys.readouterr().out.startswith(f"removed {left}, a pack that a killed `sate pack` was building\n")
+    assert sorted(p.name for p in packs.iterdir()) == sorted([held.name, young.name, mine.name, "st"])
+
+
+def test_a_pack_into_the_current_directory_is_refused_before_any_work(tmp_path: Path, prepared_data: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate pack --out .` in an empty folder made for the pack (or in an old pack) replaced that folder whole: the
+    shell was left in a removed folder, where `ls` showed nothing and the next command said the current directory
+    was deleted "by another shell or a clean-up?" (thirty-first hostile pass). Refused naming the way, which
+    followed packs; a pack into a folder beside the current one is made as before. The way is the whole command,
+    --model and --data made absolute: it named only --out, and --model/--data given relative to the folder named
+    other files from the folder above, rc 2 (review31c)."""
+    model = tiny_model_file(tmp_path, prepared_data, "mt")
+    out = tmp_path / "st"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    relative = ["--model", os.path.relpath(model), "--data", os.path.relpath(prepared_data)]
+    assert relative[1].startswith("..") and relative[3].startswith("..")
+    argv = ["pack", *relative, "--out"]
+    advice = ""
+    for given in (".", str(out)):
+        assert main([*argv, given]) == 2
+        err = capsys.readouterr().err
+        head = (f"sate pack: error: --out {given}: it is the current directory, which `sate pack` replaces whole (the "
+                f"new pack is renamed into its place), leaving the shell in a removed folder; run it from the folder "
+                f"above: cd {tmp_path} && sate pack ")
+        assert err.startswith(head) and err.endswith(" --out st\n")
+        advice = err[len(head):]
+    assert os.listdir(".") == [] and os.path.samefile(".", out)
+    assert main([*argv, "../other"]) == 0 and (tmp_path / "other" / "sate.yaml").is_file()
+    monkeypatch.chdir(tmp_path)
+    assert main(["pack", *shlex.split(advice)]) == 0 and (out / "sate.yaml").is_file()  # the advice, as given
+    monkeypatch.chdir(out)
+    argv = ["pack", *relative, "--decode", "beam=2,lenpen=0.5", "--out"]
+    assert main([*argv, "."]) == 2 and (out / "sate.yaml").is_file()  # a pack refreshed from inside it: likewise
+    advice = capsys.readouterr().err.partition(f"cd {tmp_path} && sate pack ")[2]
+    monkeypatch.chdir(tmp_path)
+    assert main(["pack", *shlex.split(advice)]) == 0  # with its options
+    assert {"beam=2", "lenpen=0.5"} <= set(capsys.readouterr().out.rstrip(")\n").split())

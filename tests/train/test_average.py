@@ -32,6 +32,9 @@ def test_average_is_the_elementwise_mean(tmp_path: Path, make_config: MakeConfig
     assert model_file["cmvn"] == cmvn_record(prepared_data / "cmvn.json")
     assert model_file["cmvn_kind"] == "global"  # what pack reads where no config.yaml is beside the model file
     assert all(torch.load(p, weights_only=True)["sate"]["cmvn"] == model_file["cmvn"] for p in used)
+    # each epoch's checkpoint records the update its valid/ metrics were measured at: its own (`--best` reads it)
+    saved = [torch.load(p, weights_only=True) for p in used]
+    assert all(c["sate"]["validated_step"] == c["global_step"] for c in saved)
     for key, value in model_file["model"].items():
         if value.is_floating_point():
             assert torch.allclose(value, sum(s[key] for s in states) / 3, atol=1e-6), key
@@ -185,6 +188,37 @@ def test_checkpoints_that_recorded_no_value_of_the_metric_are_said_unranked(
     with pytest.raises(SateError, match=r"recorded metric 'valid/wer' as a finite number \(recorded: valid/bleu, "
                                         r"valid/loss\)$"):
         select(tmp_path / "checkpoints", None, 2, "valid/wer")
+
+
+def test_a_checkpoint_saved_after_the_last_validation_is_not_ranked_by_its_scores(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """trainer.max_steps ending a run inside epoch 2 left epoch002.ckpt, saved after the last validation (epoch 1's,
+    at update 8) and recording its valid/loss: `--best 2 --metric valid/loss` ranked it with that score and averaged
+    it, exit 0 (31st hostile pass). It is not ranked by a valid/ metric, with a note; it is by its own train/ one, and
+    `--last` takes it as before; alone in the folder, --best is refused with the way to average it. A checkpoint that
+    records no validated update (before sate kept it) is ranked as before."""
+    run = {"trainer": {"monitor": "valid/loss", "monitor_mode": "min"}}
+    folder = tmp_path / "checkpoints"
+    folder.mkdir()
+    for epoch, (loss, step, validated) in enumerate([(3.0, 4, 4), (2.0, 8, 8), (2.0, 10, 8)]):
+        header(folder / f"epoch{epoch:03d}.ckpt", epoch=epoch, step=step, validated_step=validated, train_config=run,
+               metrics={"valid/loss": loss, "train/loss": 5.0 - epoch})
+    capsys.readouterr()
+    assert [c["sate"]["epoch"] for c in select(folder, None, 2, "valid/loss")] == [0, 1]
+    assert capsys.readouterr().err == (
+        "sate average: note: --best 2: epoch002.ckpt was saved after the run's last validation (update 10, validated "
+        "at 8: trainer.max_steps ended it inside its epoch?): the valid/ scores recorded are that validation's, so it "
+        "is not ranked; 2 of 3 epoch checkpoints are\n")
+    assert [c["sate"]["epoch"] for c in select(folder, None, 1, "train/loss")] == [2]
+    assert [c["sate"]["epoch"] for c in select(folder, 2, None, None)] == [1, 2]
+    assert capsys.readouterr().err == ""
+    for epoch in (0, 1):
+        (folder / f"epoch{epoch:03d}.ckpt").unlink()
+    with pytest.raises(SateError, match=r"^\S+/checkpoints: epoch002.ckpt was saved after .* the only epoch checkpoint "
+                                        r"there: none is ranked by valid/loss; average with --last$"):
+        select(folder, None, 1, None)
+    header(folder / "epoch002.ckpt", epoch=2, train_config=run, metrics={"valid/loss": 2.0})
+    assert [c["sate"]["epoch"] for c in select(folder, None, 1, None)] == [2]
 
 
 def test_metric_and_mode_go_with_best_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

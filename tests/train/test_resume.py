@@ -6,10 +6,12 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 import yaml
+from lightning.pytorch.callbacks import Callback
 
 from sate.cli import main
 from sate.config import read_yaml
@@ -704,3 +706,58 @@ def test_specaug_settings_that_never_apply_are_no_change(tmp_path: Path) -> None
     point = ResumePoint(path=tmp_path / "last.ckpt", checkpoint={"sate": {"train_config": {**old, "specaug": {}}}})
     with pytest.raises(SateError, match=r"cannot resume with a changed config: specaug\.enabled True -> False"):
         check_config_change(point, config({"enabled": False}), tmp_path)
+
+
+def test_a_run_a_budget_ended_inside_an_epoch_goes_on_there_when_the_budget_is_raised(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path) -> None:
+    """trainer.max_steps (or max_minutes) ending a run inside an epoch left last.ckpt as Lightning rewrote it at the
+    epoch's early end, recording the epoch as trained: a resume with the budget raised began the next epoch, the rest
+    of that one never trained, exit 0 (31st hostile pass). last.ckpt keeps the place in the epoch now: the resumed
+    run's weights are those of one run whole."""
+    settings = ["batch.per_device=800", "batch.global=800", "trainer.max_epochs=2"]  # five updates an epoch
+    path = make_config(tmp_path, "asr", prepared_data)
+    train(load_training_config(path, settings), tmp_path / "whole")
+    exp = tmp_path / "ended"
+    train(load_training_config(path, [*settings, "trainer.max_steps=7"]), exp)
+    ended = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert ended["global_step"] == 7 and ended["sate"]["mid_epoch"]
+    train(load_training_config(path, [*settings, "trainer.max_steps=-1"]), exp)
+    whole = torch.load(tmp_path / "whole" / "checkpoints" / "last.ckpt", weights_only=True)
+    resumed = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert resumed["global_step"] == whole["global_step"] == 10
+    for key, value in whole["state_dict"].items():
+        assert torch.allclose(value.float(), resumed["state_dict"][key].float(), atol=1e-6), key
+
+
+class _StopAfterBatch(Callback):
+    """What Lightning's Timer of `max_minutes` does: `trainer.should_stop` at a batch's end, which with gradient
+    accumulation may fall inside an update. Passed to `train`, it runs before the checkpoint callbacks, as the Timer."""
+
+    def __init__(self, batches: int) -> None:
+        self.batches, self.seen = batches, 0
+
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
+        self.seen += 1
+        if self.seen == self.batches:
+            trainer.should_stop = True
+
+
+def test_a_time_limit_inside_an_update_stops_at_its_end_and_the_resume_goes_on_there(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path) -> None:
+    """max_minutes with gradient accumulation: the Timer stopped the run inside an update, where no checkpoint can
+    be, and Lightning rewrote last.ckpt at the epoch's early end with the epoch counted as trained: the resume ended
+    at step 4 where one whole run ends at 6, the rest of the epoch never trained, exit 0 (review of the 31st hostile
+    pass). The stop waits for the update's end now, is saved there, and the resumed weights are one whole run's."""
+    settings = ["batch.per_device=800", "batch.global=1600", "trainer.max_epochs=2"]  # five batches, three updates
+    path = make_config(tmp_path, "asr", prepared_data)
+    train(load_training_config(path, settings), tmp_path / "whole")
+    exp = tmp_path / "ended"
+    train(load_training_config(path, settings), exp, callbacks=[_StopAfterBatch(3)])  # inside update 2
+    ended = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert ended["global_step"] == 2 and ended["sate"]["mid_epoch"]  # batch 4 ended update 2: stopped there
+    train(load_training_config(path, settings), exp)
+    whole = torch.load(tmp_path / "whole" / "checkpoints" / "last.ckpt", weights_only=True)
+    resumed = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert resumed["global_step"] == whole["global_step"] == 6
+    for key, value in whole["state_dict"].items():
+        assert torch.allclose(value.float(), resumed["state_dict"][key].float(), atol=1e-6), key
