@@ -347,10 +347,14 @@ def _compute_shard(shard: Shard) -> int:
 
 
 def _fingerprint(rows: list[dict]) -> str:
+    """What a split's features are computed from. Times are taken as floats, as `sate prep` writes them: a manifest
+    rewritten by `jq` 1.6 (a translation corrected) holds `"offset": 0` for prep's `0.0`, the same time, and its
+    features were "changed since computed", so training refused and `sate features` recomputed the whole split
+    (thirty-first hostile pass). A manifest of prep's floats has the fingerprint it had."""
     h = hashlib.sha256(json.dumps({**FEATURE_CONFIG, "shard_size": SHARD_SIZE}, sort_keys=True).encode())
     for row in rows:
-        h.update(json.dumps([row["id"], row["audio"], row["offset"], row["duration"], row.get("speed", 1.0),
-                             row["n_frames"]]).encode())
+        h.update(json.dumps([row["id"], row["audio"], float(row["offset"]), float(row["duration"]),
+                             float(row.get("speed", 1.0)), row["n_frames"]]).encode())
     return h.hexdigest()
 
 

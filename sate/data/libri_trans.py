@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 from sate.data.audio import segment_samples
-from sate.data.manifest import check_sentences, read_text_lines, trailing_blank_lines
+from sate.data.manifest import check_sentences, other_line_ends, read_text_lines, trailing_blank_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
 from sate.files import few_paths, held_inside
@@ -82,7 +82,8 @@ def prepare_split(root: Path, name: str, gtranslate: bool, row_filter: RowFilter
     if any(len(lines) != len(meta) for lines in texts):
         counts = ", ".join(f"{path.name} {len(lines)} lines" for path, lines in zip(text_paths, texts, strict=True))
         raise SateError(f"{directory}: line counts differ: {meta_path.name} has {len(meta)} segment lines after its "
-                        f"header, {counts}{trailing_blank_lines(zip(text_paths, texts, strict=True), len(meta))}")
+                        f"header, {counts}{trailing_blank_lines(zip(text_paths, texts, strict=True), len(meta))}"
+                        f"{other_line_ends(zip(text_paths, texts, strict=True), len(meta))}")
 
     result = SplitResult(MANIFEST_NAMES.get(name, name))
     for k, (lineno, seg) in enumerate(meta):

@@ -174,6 +174,24 @@ def trailing_blank_lines(texts: Iterable[tuple[Path, list[str]]], count: int) ->
     return f"; {', '.join(blank)}, each read as a segment's text: remove them" if blank else ""
 
 
+def other_line_ends(texts: Iterable[tuple[Path, list[str]]], count: int) -> str:
+    """What to add to a corpus's "line counts differ" refusal where a text file's lines end with another line break
+    than ``\n`` (`LINE_BREAKS`: a carriage return alone, as an old Mac editor or a converter writes them), so that it
+    reads as one line holding ``count`` texts: "dev.de 1 lines" alone did not say why, where the segment list (a
+    MuST-C yaml, a Kaldi table) holding one was named (thirty-first hostile pass)."""
+    found = []
+    for path, lines in texts:
+        text = "\n".join(lines)
+        for brk, name in LINE_BREAKS.items():
+            if len(lines) < count and brk in text and len(re.split(f"\n|{brk}", text.rstrip(brk))) == count:
+                convert = f"tr '\\r' '\\n' < {path.name} > {path.name}.lf && mv {path.name}.lf {path.name}" \
+                    if brk == "\r" else "replace each by \\n"
+                found.append(f"{path.name} ends its lines with {name}, not \\n, so it reads as {len(lines)} line(s): "
+                             f"convert it ({convert})")
+                break
+    return f"; {'; '.join(found)}" if found else ""
+
+
 def _json_object(line: str) -> bool:
     try:
         return isinstance(json.loads(line), dict)

@@ -25,6 +25,7 @@ from sate.data.manifest import (
     OPTIONAL_SPLITS,
     SEGMENT_LINE,
     check_sentences,
+    other_line_ends,
     read_text_lines,
     refuse_line_break,
     trailing_blank_lines,
@@ -212,7 +213,8 @@ def prepare_split(mustc_dir: Path, split: str, tgt_lang: str, row_filter: RowFil
         # blank lines at a text file's end count as segments, where the yaml's are skipped: named (28th hostile pass)
         raise SateError(f"{txt}: line counts differ: {yaml_path.name} has {len(segments)} entries, "
                         f"{en_path.name} {len(src_lines)} lines, {tgt_path.name} {len(tgt_lines)} lines"
-                        f"{trailing_blank_lines(((en_path, src_lines), (tgt_path, tgt_lines)), len(segments))}")
+                        f"{trailing_blank_lines(((en_path, src_lines), (tgt_path, tgt_lines)), len(segments))}"
+                        f"{other_line_ends(((en_path, src_lines), (tgt_path, tgt_lines)), len(segments))}")
 
     result = SplitResult(split)
     infos: dict[str, WavInfo] = {}

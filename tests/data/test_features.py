@@ -795,3 +795,19 @@ def test_a_talk_at_8_khz_that_cannot_seek_is_read_on_with_rows_back_to_back(tmp_
         together = [read_segment(talk, offset, duration, held=held) for offset, duration in rows]
     assert decoded_frames[0] <= sf.info(talk).frames
     assert all(np.array_equal(a, b) for a, b in zip(alone, together, strict=True))
+
+
+def test_times_rewritten_as_whole_numbers_are_the_same_features(prepared: Path, tmp_path: Path) -> None:
+    """`jq -c` (1.6) over a manifest, to correct a translation, writes prep's `"offset": 0.0` as `0`, the same time:
+    the split's features were "changed since computed", training refused and `sate features` recomputed the whole
+    split (thirty-first hostile pass). A manifest as prep wrote it keeps its recorded fingerprint."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared, data)
+    rows = read_manifest(data / "dev.jsonl")
+    plan = json.loads((data / "fbank" / "dev" / "plan.json").read_text())
+    assert features._fingerprint(rows) == plan["fingerprint"]
+    rows[0]["offset"], rows[0]["duration"] = 2.0, 1.0
+    whole = [dict(row) for row in rows]
+    whole[0]["offset"], whole[0]["duration"] = 2, 1
+    assert features._fingerprint(whole) == features._fingerprint(rows)
+    assert features._fingerprint([{**rows[0], "offset": 3}, *rows[1:]]) != features._fingerprint(rows)

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -369,6 +370,22 @@ def test_blank_lines_at_a_texts_end_are_named(run_sate, corpus: Path, tmp_path: 
                                             "remove them"), err
     path.write_text(text, encoding="utf-8")
     assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
+
+
+@pytest.mark.parametrize("brk", ["\r", "\u2028"])
+def test_text_whose_lines_end_with_another_break_is_named(run_sate, corpus: Path, tmp_path: Path, brk: str) -> None:
+    """dev.de whose lines end with a carriage return alone (an old Mac editor's) read as one line: "dev.de 1 lines"
+    alone did not say why, where a yaml line holding one was named (thirty-first hostile pass). Followed (`tr`), the
+    advice prepares the split."""
+    path = txt(corpus, "dev", "de")
+    path.write_bytes(path.read_bytes().replace(b"\n", brk.encode()))
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2 and "dev.en 4 lines, dev.de 1 lines; dev.de ends its lines with " in err, err
+    if brk == "\r":
+        assert err.strip().endswith("convert it (tr '\\r' '\\n' < dev.de > dev.de.lf && mv dev.de.lf dev.de)"), err
+        subprocess.run("tr '\\r' '\\n' < dev.de > dev.de.lf && mv dev.de.lf dev.de", shell=True, check=True,
+                       cwd=path.parent)
+        assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
 
 
 def test_another_kind_of_file_as_a_splits_text_is_named(run_sate, corpus: Path, tmp_path: Path) -> None:
