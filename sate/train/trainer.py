@@ -455,6 +455,18 @@ def check_launch(devices: int, num_nodes: int) -> None:
                             f"{given}: in a SLURM job each process is a task that srun starts; submit it with "
                             "--ntasks-per-node D and start it with srun (srun sate train --devices D --num-nodes N; "
                             "docs/training.md)")
+    # LOCAL_RANK makes Lightning take this process for one of several started by hand or by a launcher, and start
+    # none itself; without MASTER_PORT each process picks a free port of its own, so none could ever join: a
+    # LOCAL_RANK=0 left in the shell made `--devices 2` wait its 30 minutes as rank 0 (31st hostile pass)
+    lsf = all(name in os.environ for name in ("LSB_JOBID", "LSB_DJOB_RANKFILE", "JSM_NAMESPACE_LOCAL_RANK",
+                                              "JSM_NAMESPACE_SIZE"))  # Lightning's LSFEnvironment.detect
+    if (world > 1 and "LOCAL_RANK" in os.environ and "TORCHELASTIC_RUN_ID" not in os.environ
+            and not _slurm_launches() and not lsf and "MASTER_PORT" not in os.environ
+            and "STANDALONE_PORT" not in os.environ):
+        raise SateError(f"LOCAL_RANK={one_line(repr(os.environ['LOCAL_RANK'].strip()))} is set, so Lightning takes "
+                        f"this process for one of the {world} of {given} that a launcher started, and starts none "
+                        "itself; with no MASTER_PORT to meet at, no other could join: unset it (unset LOCAL_RANK) "
+                        "to have Lightning start the processes, or start them with torchrun (docs/training.md)")
     # One process outside a launch Lightning takes (a SLURM job named bash or interactive, a SLURM_PROCID left in
     # the shell, LSF's JSM_NAMESPACE_RANK): Lightning's one-process run never resets the rank it read at import, so
     # it wrote no logs, and sate took no lock (29th hostile pass)

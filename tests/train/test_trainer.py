@@ -764,6 +764,11 @@ LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK
                                    r"--devices 2 x --num-nodes 1 meet: give a free one"),
     ({"MASTER_PORT": "70000"}, 2, 1, r"^MASTER_PORT='70000' is not a TCP port"),
     ({"MASTER_PORT": "0", "WORLD_SIZE": "2", "TORCHELASTIC_RUN_ID": "x"}, 1, 2, r"^MASTER_PORT='0' is not a TCP "),
+    # LOCAL_RANK left in the shell with --devices 2: Lightning started no process beside this one, which waited 30
+    # minutes at a port of its own choosing for one that never came (31st hostile pass)
+    ({"LOCAL_RANK": "0"}, 2, 1, r"^LOCAL_RANK='0' is set, so Lightning takes this process for one of the 2 of "
+                                r"--devices 2 x --num-nodes 1 that a launcher started, .* \(unset LOCAL_RANK\)"),
+    ({"LOCAL_RANK": "1", "WORLD_SIZE": "2"}, 2, 1, r"^LOCAL_RANK='1' is set"),
 ])
 def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
                                                       devices: int, nodes: int, says: str) -> None:
@@ -782,7 +787,10 @@ def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.Monke
 @pytest.mark.parametrize(("env", "devices", "nodes"), [
     ({}, 1, 1), ({}, 4, 1),
     ({"WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "0", "GROUP_RANK": "1", "TORCHELASTIC_RUN_ID": "x"}, 1, 2),
-    ({"WORLD_SIZE": "16", "RANK": "9", "LOCAL_RANK": "1", "NODE_RANK": "1"}, 8, 2),  # Lightning's manual launch
+    # Lightning's manual launch (each process started by hand), which meets at the MASTER_PORT every process is given
+    ({"WORLD_SIZE": "16", "RANK": "9", "LOCAL_RANK": "1", "NODE_RANK": "1", "MASTER_PORT": "29500"}, 8, 2),
+    ({"LOCAL_RANK": "1", "MASTER_PORT": "29500"}, 2, 1),  # what Lightning's launch gives the process it starts
+    ({"LOCAL_RANK": "0"}, 1, 1),  # one process waits for none
     ({"SLURM_NTASKS": "16", "SLURM_NTASKS_PER_NODE": "8", "SLURM_PROCID": "15", "SLURM_JOB_NAME": "st"}, 8, 2),
     ({"SLURM_NTASKS": "4", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "interactive"}, 1, 1),  # Lightning leaves it
     ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "train"}, 1, 1),
