@@ -1112,6 +1112,26 @@ def test_an_update_that_makes_the_weights_infinite_stops_before_validation(tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("task", ["asr", "st"])
+def test_finite_weights_of_a_nan_validation_loss_stop_the_run(tmp_path: Path, make_config: MakeConfig,
+                                                              prepared_data: Path, task: str,
+                                                              capsys: pytest.CaptureFixture) -> None:
+    """optim.lr 1e30: the weights after the first update are finite but out of range, so the model's every loss is
+    NaN. An ASR run trained on, exit 0, every checkpoint of a NaN valid/loss; an ST run stopped in validation's
+    greedy decoding on a line about decoding (31st hostile pass). Both stop at the first validation, no checkpoint
+    kept, naming where optim.lr came from."""
+    path = make_config(tmp_path, task, prepared_data, optim={"warmup_steps": 0},
+                       trainer={"max_epochs": 3, "max_steps": 3})
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "exp"), "--set", "optim.lr=1e30"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith("sate train: error: the validation loss is NaN or infinite on each of its 1 batch(es) "
+                                "after update 1, though the weights are finite: they grew out of range, training "
+                                "diverged; lower optim.lr (now 1e+30, from --set optim.lr=1e30) and train into a new "
+                                "--exp"), err[-600:]
+    assert not (tmp_path / "exp").exists()
+
+
+@pytest.mark.slow
 def test_weights_that_come_in_not_finite_are_blamed_on_the_checkpoint_not_the_lr(
         tmp_path: Path, make_config: MakeConfig, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """NaN weights from the start (a diverged model.pt given as init:) skip every update on a NaN loss: the line
