@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import sys
 import time
 import warnings
@@ -393,6 +394,22 @@ def _slurm_launches() -> bool:
             and os.environ.get("SLURM_JOB_NAME") not in ("bash", "interactive"))
 
 
+def _is_this_machine(address: str) -> bool:
+    """Whether `address` (a name or an IP) is one of this machine's: one of its addresses takes a bind."""
+    try:
+        infos = socket.getaddrinfo(address, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):  # socket.gaierror: no such name; UnicodeError: a label IDNA refuses
+        return False
+    for family, kind, proto, _, where in infos:
+        try:
+            with socket.socket(family, kind, proto) as probe:
+                probe.bind((where[0], 0))
+            return True
+        except OSError:
+            continue
+    return False
+
+
 def check_launch(devices: int, num_nodes: int) -> None:
     """Refuse a launcher's environment that this run's --devices and --num-nodes cannot be part of. torchrun with
     `--nproc-per-node 2` and `--devices 1` trained two one-process runs into one experiment (the second without
@@ -467,6 +484,16 @@ def check_launch(devices: int, num_nodes: int) -> None:
                         f"this process for one of the {world} of {given} that a launcher started, and starts none "
                         "itself; with no MASTER_PORT to meet at, no other could join: unset it (unset LOCAL_RANK) "
                         "to have Lightning start the processes, or start them with torchrun (docs/training.md)")
+    address = os.environ.get("MASTER_ADDR", "").strip()
+    if (world > 1 and num_nodes == 1 and address and "LOCAL_RANK" not in os.environ and "TORCHELASTIC_RUN_ID" not in
+            os.environ and not _slurm_launches() and not lsf and not _is_this_machine(address)):
+        # the processes Lightning starts on this one machine meet at MASTER_ADDR: one left in the shell (a cluster
+        # job's export) that names another machine, or none, made the run wait its 30 minutes, an unknown name with
+        # a c10d warning every few seconds (31st hostile pass)
+        raise SateError(f"MASTER_ADDR={one_line(repr(address))} is not this machine, where the {world} processes of "
+                        f"{given} that Lightning starts here meet: unset it (unset MASTER_ADDR; 127.0.0.1 is then "
+                        "used), or, for a run over several machines, give --num-nodes and start it with torchrun or "
+                        "srun on each (docs/training.md)")
     # One process outside a launch Lightning takes (a SLURM job named bash or interactive, a SLURM_PROCID left in
     # the shell, LSF's JSM_NAMESPACE_RANK): Lightning's one-process run never resets the rank it read at import, so
     # it wrote no logs, and sate took no lock (29th hostile pass)

@@ -714,7 +714,7 @@ def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.Monke
 
 LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK", "SLURM_NTASKS",
                     "SLURM_NTASKS_PER_NODE", "SLURM_NNODES", "SLURM_PROCID", "SLURM_JOB_NAME", "TORCHELASTIC_RUN_ID",
-                    "JSM_NAMESPACE_RANK", "MASTER_PORT")
+                    "JSM_NAMESPACE_RANK", "MASTER_PORT", "MASTER_ADDR")
 
 
 @pytest.mark.parametrize(("env", "devices", "nodes", "says"), [
@@ -769,6 +769,12 @@ LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK
     ({"LOCAL_RANK": "0"}, 2, 1, r"^LOCAL_RANK='0' is set, so Lightning takes this process for one of the 2 of "
                                 r"--devices 2 x --num-nodes 1 that a launcher started, .* \(unset LOCAL_RANK\)"),
     ({"LOCAL_RANK": "1", "WORLD_SIZE": "2"}, 2, 1, r"^LOCAL_RANK='1' is set"),
+    # a MASTER_ADDR left in the shell (a cluster job's export) that is not this machine, where the processes
+    # Lightning starts meet: a 30-minute wait, an unknown name a c10d warning every few seconds (31st hostile pass)
+    ({"MASTER_ADDR": "no-such-host.invalid"}, 2, 1, r"^MASTER_ADDR='no-such-host.invalid' is not this machine, "
+                                                    r"where the 2 processes of --devices 2 x --num-nodes 1 that "
+                                                    r"Lightning starts here meet: unset it \(unset MASTER_ADDR"),
+    ({"MASTER_ADDR": "198.51.100.7", "MASTER_PORT": "29500"}, 4, 1, r"^MASTER_ADDR='198.51.100.7' is not this "),
 ])
 def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
                                                       devices: int, nodes: int, says: str) -> None:
@@ -791,6 +797,11 @@ def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.Monke
     ({"WORLD_SIZE": "16", "RANK": "9", "LOCAL_RANK": "1", "NODE_RANK": "1", "MASTER_PORT": "29500"}, 8, 2),
     ({"LOCAL_RANK": "1", "MASTER_PORT": "29500"}, 2, 1),  # what Lightning's launch gives the process it starts
     ({"LOCAL_RANK": "0"}, 1, 1),  # one process waits for none
+    ({"MASTER_ADDR": "127.0.0.1"}, 2, 1), ({"MASTER_ADDR": "localhost"}, 2, 1),  # this machine's
+    ({"MASTER_ADDR": "198.51.100.7"}, 1, 1),  # one process reads no MASTER_ADDR
+    # torchrun on the second of two machines: MASTER_ADDR is the first's
+    ({"MASTER_ADDR": "198.51.100.7", "WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "0", "GROUP_RANK": "1",
+      "TORCHELASTIC_RUN_ID": "x"}, 1, 2),
     ({"SLURM_NTASKS": "16", "SLURM_NTASKS_PER_NODE": "8", "SLURM_PROCID": "15", "SLURM_JOB_NAME": "st"}, 8, 2),
     ({"SLURM_NTASKS": "4", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "interactive"}, 1, 1),  # Lightning leaves it
     ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "train"}, 1, 1),
