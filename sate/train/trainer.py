@@ -753,6 +753,12 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         # a run started so before the refusal: its data a resume may not change, so it goes on (review of hand27t)
         print(one_line(f"note: {twice}; this run began so and a resume keeps its data: it goes on, but a new --exp "
                        f"with {SPEED_SPLIT} in {TRAIN_SPLIT}'s place trains each row once an epoch"))
+    if primary and point.path is None and (exp / layout.MODEL).is_file():
+        # an earlier run's model file, its checkpoints deleted (to save disk): the fresh run took any config, and the
+        # next `sate average --exp` replaced that model with this run's without a word (31st hostile pass)
+        print(one_line(f"note: {exp / layout.MODEL} is an earlier run's model (this experiment holds no checkpoint "
+                       "of it): this run starts afresh, and `sate average` into this experiment will replace that "
+                       "file with this run's model; move it elsewhere now to keep it"))
     if primary:
         lock.set_run_id(point.run_id)  # type: ignore[attr-defined]
         for note in point.notes:

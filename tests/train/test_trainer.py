@@ -1298,3 +1298,26 @@ def test_an_lsf_task_past_rank_zero_is_not_primary(monkeypatch: pytest.MonkeyPat
         monkeypatch.setenv(variable, value)
     check_launch(2, 1)
     assert is_primary_process() is primary
+
+
+@pytest.mark.slow
+def test_a_fresh_start_beside_an_earlier_runs_model_file_says_average_will_replace_it(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path, capsys: pytest.CaptureFixture) -> None:
+    """An experiment averaged into model.pt, its checkpoints deleted to save disk, then trained into again with
+    another config: the fresh start said nothing, and the next `sate average --exp` replaced the earlier run's model
+    with the new run's (31st hostile pass). The start says so; a folder without model.pt says nothing."""
+    from sate.config import dump_yaml
+
+    path = make_config(tmp_path, "asr", prepared_data)
+    config = load_training_config(path, ["trainer.max_steps=1"])
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    (exp / "config.yaml").write_text(dump_yaml(read_yaml(path)))  # the earlier run's snapshot
+    (exp / "model.pt").write_bytes(b"an earlier run's model")
+    train(config, exp)
+    out = capsys.readouterr().out
+    assert f"note: {exp / 'model.pt'} is an earlier run's model (this experiment holds no checkpoint of it): " \
+           "this run starts afresh, and `sate average` into this experiment will replace that file" in out, out
+    assert (exp / "model.pt").read_bytes() == b"an earlier run's model"
+    train(config, tmp_path / "exp2")
+    assert "earlier run's model" not in capsys.readouterr().out
