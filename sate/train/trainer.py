@@ -50,7 +50,6 @@ from sate.train.average import check_mode, not_an_experiment
 from sate.train.schema import (
     WER_MONITOR_ADVICE,
     TrainingConfig,
-    budget_notes,
     check_feature_mode,
     speech_side_only,
     train_splits,
@@ -875,8 +874,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
             if given not in (precision, "auto") else ""
         print(f"task {config.task}: {plan.describe()}; precision {precision}{why}; {world} process(es)")
         print("parameters: " + ", ".join(f"{name} {n / 1e6:.2f}M" for name, n in counts.items()))
-        for note in budget_notes(config):
-            print(f"note: {note}")
+        # budget_notes: the data module says them, once it knows the updates an epoch (SateDataModule)
     try:
         try:
             with handlers_kept([signal.SIGINT]):  # Lightning's Ctrl-C ignored at an interrupt, not left so after
