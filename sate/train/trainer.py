@@ -394,7 +394,9 @@ def _slurm_launches() -> bool:
 
 
 def _is_this_machine(address: str) -> bool:
-    """Whether `address` (a name or an IP) is one of this machine's: one of its addresses takes a bind."""
+    """Whether `address` (a name or an IP) is this machine, where the processes Lightning starts meet: one of its
+    addresses takes a bind (with its scope: a link-local `fe80::1%eth0` takes none without it, review31t), or reaches
+    a port this machine listens on, as rank 0's store listens on all of them (a cloud VM's NATed public address)."""
     try:
         infos = socket.getaddrinfo(address, None, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError):  # socket.gaierror: no such name; UnicodeError: a label IDNA refuses
@@ -402,7 +404,17 @@ def _is_this_machine(address: str) -> bool:
     for family, kind, proto, _, where in infos:
         try:
             with socket.socket(family, kind, proto) as probe:
-                probe.bind((where[0], 0))
+                probe.bind((where[0], 0, *where[2:]))  # IPv6: flow info and scope id kept
+            return True
+        except OSError:
+            continue
+    for family, kind, proto, _, where in infos:
+        try:
+            with socket.socket(family, kind, proto) as listener, socket.socket(family, kind, proto) as probe:
+                listener.bind(("", 0))  # all of this machine's addresses, as c10d's store
+                listener.listen(1)
+                probe.settimeout(2)  # an address that reaches no machine answers nothing
+                probe.connect((where[0], listener.getsockname()[1], *where[2:]))
             return True
         except OSError:
             continue
@@ -484,8 +496,8 @@ def check_launch(devices: int, num_nodes: int) -> None:
                         "itself; with no MASTER_PORT to meet at, no other could join: unset it (unset LOCAL_RANK) "
                         "to have Lightning start the processes, or start them with torchrun (docs/training.md)")
     address = os.environ.get("MASTER_ADDR", "").strip()
-    if (world > 1 and num_nodes == 1 and address and "LOCAL_RANK" not in os.environ and "TORCHELASTIC_RUN_ID" not in
-            os.environ and not _slurm_launches() and not lsf and not _is_this_machine(address)):
+    if (world > 1 and num_nodes == 1 and address and "TORCHELASTIC_RUN_ID" not in os.environ
+            and not _slurm_launches() and not lsf and not _is_this_machine(address)):
         # the processes Lightning starts on this one machine meet at MASTER_ADDR: one left in the shell (a cluster
         # job's export) that names another machine, or none, made the run wait its 30 minutes, an unknown name with
         # a c10d warning every few seconds (31st hostile pass)

@@ -775,6 +775,10 @@ LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK
                                                     r"where the 2 processes of --devices 2 x --num-nodes 1 that "
                                                     r"Lightning starts here meet: unset it \(unset MASTER_ADDR"),
     ({"MASTER_ADDR": "198.51.100.7", "MASTER_PORT": "29500"}, 4, 1, r"^MASTER_ADDR='198.51.100.7' is not this "),
+    # a cluster job's three exports (NERSC's export_DDP_vars): LOCAL_RANK with MASTER_PORT is Lightning's manual
+    # launch, whose processes on one machine meet at MASTER_ADDR too; it was not checked, a 30-minute wait (review31t)
+    ({"LOCAL_RANK": "0", "MASTER_PORT": "29500", "MASTER_ADDR": "no-such-host.invalid"}, 2, 1,
+     r"^MASTER_ADDR='no-such-host.invalid' is not this machine"),
 ])
 def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
                                                       devices: int, nodes: int, says: str) -> None:
@@ -796,6 +800,7 @@ def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.Monke
     # Lightning's manual launch (each process started by hand), which meets at the MASTER_PORT every process is given
     ({"WORLD_SIZE": "16", "RANK": "9", "LOCAL_RANK": "1", "NODE_RANK": "1", "MASTER_PORT": "29500"}, 8, 2),
     ({"LOCAL_RANK": "1", "MASTER_PORT": "29500"}, 2, 1),  # what Lightning's launch gives the process it starts
+    ({"LOCAL_RANK": "1", "MASTER_PORT": "29500", "MASTER_ADDR": "127.0.0.1"}, 2, 1),
     ({"LOCAL_RANK": "0"}, 1, 1),  # one process waits for none
     ({"MASTER_ADDR": "127.0.0.1"}, 2, 1), ({"MASTER_ADDR": "localhost"}, 2, 1),  # this machine's
     ({"MASTER_ADDR": "198.51.100.7"}, 1, 1),  # one process reads no MASTER_ADDR
@@ -832,6 +837,55 @@ def test_a_launch_the_run_is_part_of_is_taken(monkeypatch: pytest.MonkeyPatch, e
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     check_launch(devices, nodes)
+
+
+def _link_local() -> str | None:
+    """One of this machine's link-local IPv6 addresses with its scope (`fe80::1%eth0`), from Linux's table."""
+    import ipaddress
+
+    table = Path("/proc/net/if_inet6")
+    for line in table.read_text().splitlines() if table.exists() else []:
+        fields = line.split()
+        if fields[0].startswith("fe80"):
+            return f"{ipaddress.IPv6Address(bytes.fromhex(fields[0]))}%{fields[-1]}"
+    return None
+
+
+def test_a_link_local_master_addr_of_this_machine_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link-local MASTER_ADDR with its scope takes a bind only with that scope: it was refused as not this
+    machine (review31t)."""
+    from sate.train.trainer import check_launch
+
+    address = _link_local()
+    if address is None:
+        pytest.skip("no link-local IPv6 address here")
+    for name in LAUNCH_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MASTER_ADDR", address)
+    check_launch(2, 1)
+
+
+def test_a_master_addr_that_reaches_this_machine_unbound_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An address that reaches this machine but is bound on none of its interfaces (a cloud VM's NATed public
+    address) meets rank 0's store, which listens on all of them: it was refused as not this machine (review31t).
+    Here 127.0.0.1 stands for it, its bind refused as such an address's is."""
+    import errno
+    import socket
+
+    from sate.train.trainer import check_launch
+
+    bind = socket.socket.bind
+
+    def unbound(self: socket.socket, where: tuple) -> None:
+        if where[0] == "127.0.0.1":
+            raise OSError(errno.EADDRNOTAVAIL, "Cannot assign requested address")
+        bind(self, where)
+
+    for name in LAUNCH_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setattr(socket.socket, "bind", unbound)
+    check_launch(2, 1)
 
 
 def test_a_refused_launch_leaves_no_experiment(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
