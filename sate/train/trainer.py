@@ -388,8 +388,9 @@ def _is_whole(value: str) -> bool:
 
 def _slurm_launches() -> bool:
     """Whether Lightning takes this process for one task of a SLURM job (its own rule, SLURMEnvironment.detect):
-    SLURM_NTASKS set, not under torchrun, and the job not named bash or interactive."""
-    return ("SLURM_NTASKS" in os.environ and not os.environ.get("TORCHELASTIC_RUN_ID")
+    SLURM_NTASKS set, not under torchrun (TORCHELASTIC_RUN_ID set, even empty: torch's is_torchelastic_launched, as
+    check_launch reads it), and the job not named bash or interactive."""
+    return ("SLURM_NTASKS" in os.environ and "TORCHELASTIC_RUN_ID" not in os.environ
             and os.environ.get("SLURM_JOB_NAME") not in ("bash", "interactive"))
 
 

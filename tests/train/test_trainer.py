@@ -827,6 +827,9 @@ def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.Monke
     # torchrun started by `srun --ntasks-per-node 1` on the second of two machines: SLURM_PROCID is its node's task
     ({"SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "1", "SLURM_PROCID": "1", "SLURM_JOB_NAME": "st",
       "TORCHELASTIC_RUN_ID": "x", "WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "0", "GROUP_RANK": "1"}, 1, 2),
+    # an empty TORCHELASTIC_RUN_ID is torchrun's too (torch's is_torchelastic_launched), in every check (review31t)
+    ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "st", "TORCHELASTIC_RUN_ID": "", "WORLD_SIZE": "2",
+      "RANK": "1", "LOCAL_RANK": "1", "GROUP_RANK": "0"}, 2, 1),
 ])
 def test_a_launch_the_run_is_part_of_is_taken(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], devices: int,
                                               nodes: int) -> None:
