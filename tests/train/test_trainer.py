@@ -1180,14 +1180,14 @@ def test_an_update_that_makes_the_weights_infinite_stops_before_validation(tmp_p
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task", ["asr", "st"])
+@pytest.mark.parametrize("task", ["asr", "mt", "st"])
 def test_finite_weights_of_a_nan_validation_loss_stop_the_run(tmp_path: Path, make_config: MakeConfig,
                                                               prepared_data: Path, task: str,
                                                               capsys: pytest.CaptureFixture) -> None:
     """optim.lr 1e30: the weights after the first update are finite but out of range, so the model's every loss is
     NaN. An ASR run trained on, exit 0, every checkpoint of a NaN valid/loss; an ST run stopped in validation's
-    greedy decoding on a line about decoding (31st hostile pass). Both stop at the first validation, no checkpoint
-    kept, naming where optim.lr came from."""
+    greedy decoding on a line about decoding (31st hostile pass), and so did an MT run. Each stops at the first
+    validation, no checkpoint kept, naming where optim.lr came from (mt: review31t)."""
     path = make_config(tmp_path, task, prepared_data, optim={"warmup_steps": 0},
                        trainer={"max_epochs": 3, "max_steps": 3})
     assert main(["train", "--config", str(path), "--exp", str(tmp_path / "exp"), "--set", "optim.lr=1e30"]) == 2
