@@ -194,6 +194,7 @@ class SateModule(L.LightningModule):
     # ------------------------------------------------------------------ validation
     def on_validation_epoch_start(self) -> None:
         self._val = {"wer_errors": [], "wer_words": [], "hyps": [], "refs": []}
+        self._val_batches = [0, 0]  # validation batches of a finite loss, and in all
         self._check_weights_finite()
 
     def _nonfinite_parameter(self) -> str | None:
@@ -212,6 +213,20 @@ class SateModule(L.LightningModule):
         raise SateError(f"the weights after update {self.global_step:,} hold NaN or infinite values ({bad}): "
                         f"training diverged; {lower_lr(self.config.optim.lr, self.faults.lr_where)}")
 
+    def _check_loss_finite(self) -> None:
+        """Stop a run whose validation loss is NaN or infinite on every batch, of every rank: its weights are finite
+        but out of range (optim.lr 1e30), so an ASR run trained on, exit 0, every checkpoint of NaN loss, and an
+        ST or MT run stopped in validation's greedy decoding on a line about decoding (31st hostile pass)."""
+        counts = torch.tensor(self._val_batches, dtype=torch.float64, device=self.device)
+        counts = self.trainer.strategy.reduce(counts, reduce_op="sum")
+        if counts[1] == 0 or counts[0] > 0:
+            return
+        said = f"the validation loss is NaN or infinite on each of its {int(counts[1]):,} batch(es)"
+        if not self.global_step:
+            raise SateError(f"{said} before any update: {self._starting_points()} gives weights out of range")
+        raise SateError(f"{said} after update {self.global_step:,}, though the weights are finite: they grew out of "
+                        f"range, training diverged; {lower_lr(self.config.optim.lr, self.faults.lr_where)}")
+
     def _starting_points(self) -> str:
         """The files this run's weights came from, as the NaN line names them: it said "the checkpoint it started
         from (an init: path, or the one it resumed)", naming none (eighteenth hostile pass)."""
@@ -228,6 +243,10 @@ class SateModule(L.LightningModule):
         self.log("valid/loss", out["loss"], prog_bar=True, sync_dist=True, batch_size=size)
         self.log_dict({f"valid/{k}": float(v) for k, v in out.items() if k != "loss" and _is_scalar(v)},
                       sync_dist=True, batch_size=size)
+        self._val_batches[1] += 1
+        if not bool(torch.isfinite(out["loss"]).item()):  # nothing to decode: `_check_loss_finite` says why
+            return
+        self._val_batches[0] += 1
         enc = None
         if self.task in ("asr", "st"):
             enc = self.model.encode(batch["feats"], batch["feats_lengths"])
@@ -249,6 +268,7 @@ class SateModule(L.LightningModule):
                 self._val["refs"].append(self.tgt_vocab.decode(ref))
 
     def on_validation_epoch_end(self) -> None:
+        self._check_loss_finite()
         # the metrics a checkpoint records are this validation's until the next: `sate average --best` ranks by them
         # only a checkpoint of this update (max_steps ending a run inside an epoch saved one after it, unvalidated)
         self._validated_step = int(self.global_step)

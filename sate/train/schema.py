@@ -142,17 +142,21 @@ def untrained_output(task: str, model: dict, init: dict | None) -> Untrained | N
 WER_MONITOR_ADVICE = "monitor valid/loss, or valid/acc with trainer.monitor_mode max"
 
 
-def short_warmup(config: TrainingConfig) -> str | None:
+def short_warmup(config: TrainingConfig, steps: int | None = None, budget: str | None = None) -> str | None:
     """What a run whose `optim.warmup_steps` outlasts its `trainer.max_steps` should be told: `optim.lr` is the peak
     reached at the warm-up's end, and such a run stops on the way up, at max_steps / warmup_steps of it (`--set
     trainer.max_steps=2000` over the default 10,000-update warm-up trained at a fifth of the lr it named, without a
-    word; twenty-eighth hostile pass). A note, not a refusal: a run of a few updates (a smoke test) means it."""
-    steps, warmup = config.trainer.max_steps, config.optim.warmup_steps
+    word; twenty-eighth hostile pass). A note, not a refusal: a run of a few updates (a smoke test) means it.
+    `steps` and `budget`: another bound on the updates and how to name it (the data module's, for trainer.max_epochs:
+    `sate.train.datamodule`)."""
+    steps = config.trainer.max_steps if steps is None else steps
+    warmup = config.optim.warmup_steps
     if steps == -1 or warmup <= steps:
         return None
+    budget = budget or f"trainer.max_steps {steps:,}"
     share = 100 * steps / warmup  # rounded down, and a fraction below 1%: one decimal said 0.0% and 100.0% (review)
     part = f"{math.floor(share * 10) / 10:g}%" if share >= 1 else f"{steps:,}/{warmup:,}"
-    return (f"optim.warmup_steps {warmup:,} is more than trainer.max_steps {steps:,}: the learning rate is still "
+    return (f"optim.warmup_steps {warmup:,} is more than {budget}: the learning rate is still "
             f"rising at the last update, at {part} of optim.lr {config.optim.lr:g}, which update {warmup:,} would "
             "reach")
 
@@ -168,16 +172,18 @@ def specaug_applies(enabled: object, start_step: object, max_steps: object) -> b
     return start_step < max_steps  # type: ignore[operator]  # numbers, checked above
 
 
-def late_specaug(config: TrainingConfig) -> str | None:
+def late_specaug(config: TrainingConfig, steps: int | None = None, budget: str | None = None) -> str | None:
     """What a run whose `specaug.start_step` is not below its `trainer.max_steps` should be told: SpecAugment applies
     from that update on (`global_step >= start_step`), so it never applies at all. conf/synth_ding/asr.yaml started
     it at update 1,000 of a 460-update budget, and its comment said SpecAugment was switched on later (thirtieth
     hostile pass). A note, not a refusal, as `short_warmup`: a smoke run of a few updates over a recipe's config
-    means it."""
-    spec, steps = config.specaug, config.trainer.max_steps
+    means it. `steps` and `budget` as `short_warmup`'s."""
+    spec = config.specaug
+    steps = config.trainer.max_steps if steps is None else steps
     if config.task == "mt" or not spec.enabled or specaug_applies(spec.enabled, spec.start_step, steps):
         return None
-    return (f"specaug.start_step {spec.start_step:,} is not below trainer.max_steps {steps:,}: SpecAugment never "
+    budget = budget or f"trainer.max_steps {steps:,}"
+    return (f"specaug.start_step {spec.start_step:,} is not below {budget}: SpecAugment never "
             "applies in this run (specaug.enabled false says so)")
 
 

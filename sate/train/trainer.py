@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import sys
 import time
 import warnings
@@ -49,7 +50,6 @@ from sate.train.average import check_mode, not_an_experiment
 from sate.train.schema import (
     WER_MONITOR_ADVICE,
     TrainingConfig,
-    budget_notes,
     check_feature_mode,
     speech_side_only,
     train_splits,
@@ -388,9 +388,38 @@ def _is_whole(value: str) -> bool:
 
 def _slurm_launches() -> bool:
     """Whether Lightning takes this process for one task of a SLURM job (its own rule, SLURMEnvironment.detect):
-    SLURM_NTASKS set, not under torchrun, and the job not named bash or interactive."""
-    return ("SLURM_NTASKS" in os.environ and not os.environ.get("TORCHELASTIC_RUN_ID")
+    SLURM_NTASKS set, not under torchrun (TORCHELASTIC_RUN_ID set, even empty: torch's is_torchelastic_launched, as
+    check_launch reads it), and the job not named bash or interactive."""
+    return ("SLURM_NTASKS" in os.environ and "TORCHELASTIC_RUN_ID" not in os.environ
             and os.environ.get("SLURM_JOB_NAME") not in ("bash", "interactive"))
+
+
+def _is_this_machine(address: str) -> bool:
+    """Whether `address` (a name or an IP) is this machine, where the processes Lightning starts meet: one of its
+    addresses takes a bind (with its scope: a link-local `fe80::1%eth0` takes none without it, review31t), or reaches
+    a port this machine listens on, as rank 0's store listens on all of them (a cloud VM's NATed public address)."""
+    try:
+        infos = socket.getaddrinfo(address, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):  # socket.gaierror: no such name; UnicodeError: a label IDNA refuses
+        return False
+    for family, kind, proto, _, where in infos:
+        try:
+            with socket.socket(family, kind, proto) as probe:
+                probe.bind((where[0], 0, *where[2:]))  # IPv6: flow info and scope id kept
+            return True
+        except OSError:
+            continue
+    for family, kind, proto, _, where in infos:
+        try:
+            with socket.socket(family, kind, proto) as listener, socket.socket(family, kind, proto) as probe:
+                listener.bind(("", 0))  # all of this machine's addresses, as c10d's store
+                listener.listen(1)
+                probe.settimeout(2)  # an address that reaches no machine answers nothing
+                probe.connect((where[0], listener.getsockname()[1], *where[2:]))
+            return True
+        except OSError:
+            continue
+    return False
 
 
 def check_launch(devices: int, num_nodes: int) -> None:
@@ -455,6 +484,28 @@ def check_launch(devices: int, num_nodes: int) -> None:
                             f"{given}: in a SLURM job each process is a task that srun starts; submit it with "
                             "--ntasks-per-node D and start it with srun (srun sate train --devices D --num-nodes N; "
                             "docs/training.md)")
+    # LOCAL_RANK makes Lightning take this process for one of several started by hand or by a launcher, and start
+    # none itself; without MASTER_PORT each process picks a free port of its own, so none could ever join: a
+    # LOCAL_RANK=0 left in the shell made `--devices 2` wait its 30 minutes as rank 0 (31st hostile pass)
+    lsf = all(name in os.environ for name in ("LSB_JOBID", "LSB_DJOB_RANKFILE", "JSM_NAMESPACE_LOCAL_RANK",
+                                              "JSM_NAMESPACE_SIZE"))  # Lightning's LSFEnvironment.detect
+    if (world > 1 and "LOCAL_RANK" in os.environ and "TORCHELASTIC_RUN_ID" not in os.environ
+            and not _slurm_launches() and not lsf and "MASTER_PORT" not in os.environ
+            and "STANDALONE_PORT" not in os.environ):
+        raise SateError(f"LOCAL_RANK={one_line(repr(os.environ['LOCAL_RANK'].strip()))} is set, so Lightning takes "
+                        f"this process for one of the {world} of {given} that a launcher started, and starts none "
+                        "itself; with no MASTER_PORT to meet at, no other could join: unset it (unset LOCAL_RANK) "
+                        "to have Lightning start the processes, or start them with torchrun (docs/training.md)")
+    address = os.environ.get("MASTER_ADDR", "").strip()
+    if (world > 1 and num_nodes == 1 and address and "TORCHELASTIC_RUN_ID" not in os.environ
+            and not _slurm_launches() and not lsf and not _is_this_machine(address)):
+        # the processes Lightning starts on this one machine meet at MASTER_ADDR: one left in the shell (a cluster
+        # job's export) that names another machine, or none, made the run wait its 30 minutes, an unknown name with
+        # a c10d warning every few seconds (31st hostile pass)
+        raise SateError(f"MASTER_ADDR={one_line(repr(address))} is not this machine, where the {world} processes of "
+                        f"{given} that Lightning starts here meet: unset it (unset MASTER_ADDR; 127.0.0.1 is then "
+                        "used), or, for a run over several machines, give --num-nodes and start it with torchrun or "
+                        "srun on each (docs/training.md)")
     # One process outside a launch Lightning takes (a SLURM job named bash or interactive, a SLURM_PROCID left in
     # the shell, LSF's JSM_NAMESPACE_RANK): Lightning's one-process run never resets the rank it read at import, so
     # it wrote no logs, and sate took no lock (29th hostile pass)
@@ -714,6 +765,12 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         # a run started so before the refusal: its data a resume may not change, so it goes on (review of hand27t)
         print(one_line(f"note: {twice}; this run began so and a resume keeps its data: it goes on, but a new --exp "
                        f"with {SPEED_SPLIT} in {TRAIN_SPLIT}'s place trains each row once an epoch"))
+    if primary and point.path is None and (exp / layout.MODEL).is_file():
+        # an earlier run's model file, its checkpoints deleted (to save disk): the fresh run took any config, and the
+        # next `sate average --exp` replaced that model with this run's without a word (31st hostile pass)
+        print(one_line(f"note: {exp / layout.MODEL} is an earlier run's model (this experiment holds no checkpoint "
+                       "of it): this run starts afresh, and `sate average` into this experiment will replace that "
+                       "file with this run's model; move it elsewhere now to keep it"))
     if primary:
         lock.set_run_id(point.run_id)  # type: ignore[attr-defined]
         for note in point.notes:
@@ -830,8 +887,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
             if given not in (precision, "auto") else ""
         print(f"task {config.task}: {plan.describe()}; precision {precision}{why}; {world} process(es)")
         print("parameters: " + ", ".join(f"{name} {n / 1e6:.2f}M" for name, n in counts.items()))
-        for note in budget_notes(config):
-            print(f"note: {note}")
+        # budget_notes: the data module says them, once it knows the updates an epoch (SateDataModule)
     try:
         try:
             with handlers_kept([signal.SIGINT]):  # Lightning's Ctrl-C ignored at an interrupt, not left so after

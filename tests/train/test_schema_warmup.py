@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,46 @@ def test_a_specaugment_starting_at_or_after_max_steps_is_noted_by_sate_config(
     assert main(["config", "--config", str(path), "--set", "trainer.max_steps=5"]) == 0
     assert capsys.readouterr().err.splitlines()[0].startswith("note: optim.warmup_steps 10 is more than "
                                                               "trainer.max_steps 5")
+
+
+@pytest.mark.slow
+def test_a_warmup_or_specaug_start_past_the_epochs_budget_is_noted(tmp_path: Path, make_config: Callable[..., Path],
+                                                                   prepared_data: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A budget of epochs (max_steps -1, or above what the epochs allow) hid a warm-up, or a SpecAugment start, that
+    the run never reaches: conf/mustc/asr.yaml's 10,000-update warm-up over a small corpus (hand30c's leftover, 31st
+    hostile pass). The data module knows the updates an epoch, and notes it as `sate train` notes max_steps."""
+    from sate.train.trainer import load_training_config, train
+
+    path = make_config(tmp_path, "asr", prepared_data, optim={"warmup_steps": 10},
+                       specaug={"enabled": True, "start_step": 5}, trainer={"max_epochs": 3, "max_steps": 100})
+    train(load_training_config(path, []), tmp_path / "exp")
+    out = capsys.readouterr().out
+    assert ("note: optim.warmup_steps 10 is more than the 3 updates of trainer.max_epochs 3 (1 an epoch): the "
+            "learning rate is still rising at the last update, at 30% of optim.lr 0.01") in out, out
+    assert ("note: specaug.start_step 5 is not below the 3 updates of trainer.max_epochs 3 (1 an epoch): SpecAugment "
+            "never applies in this run") in out, out
+    path = make_config(tmp_path, "asr", prepared_data, optim={"warmup_steps": 3},
+                       specaug={"enabled": True, "start_step": 2}, trainer={"max_epochs": 3})
+    train(load_training_config(path, []), tmp_path / "exp2")  # reached within the budget: nothing said
+    assert "note:" not in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_max_steps_between_the_epochs_budget_and_the_warmup_is_noted_once(
+        tmp_path: Path, make_config: Callable[..., Path], prepared_data: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """trainer.max_steps 8 between the 3 updates of 3 epochs and a warm-up of 10 (or a SpecAugment start of 8) said
+    both notes, the max_steps one false ("at 80% of optim.lr": the last update is the third): one note, of the bound
+    that binds (review31t)."""
+    from sate.train.trainer import load_training_config, train
+
+    path = make_config(tmp_path, "asr", prepared_data, optim={"warmup_steps": 10},
+                       specaug={"enabled": True, "start_step": 8}, trainer={"max_epochs": 3, "max_steps": 8})
+    train(load_training_config(path, []), tmp_path / "exp")
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == ["note: optim.warmup_steps 10 is more than the 3 updates of trainer.max_epochs 3 (1 an epoch): the "
+                     "learning rate is still rising at the last update, at 30% of optim.lr 0.01, which update 10 would "
+                     "reach",
+                     "note: specaug.start_step 8 is not below the 3 updates of trainer.max_epochs 3 (1 an epoch): "
+                     "SpecAugment never applies in this run (specaug.enabled false says so)"], notes

@@ -714,7 +714,7 @@ def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.Monke
 
 LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK", "SLURM_NTASKS",
                     "SLURM_NTASKS_PER_NODE", "SLURM_NNODES", "SLURM_PROCID", "SLURM_JOB_NAME", "TORCHELASTIC_RUN_ID",
-                    "JSM_NAMESPACE_RANK", "MASTER_PORT")
+                    "JSM_NAMESPACE_RANK", "MASTER_PORT", "MASTER_ADDR")
 
 
 @pytest.mark.parametrize(("env", "devices", "nodes", "says"), [
@@ -764,6 +764,21 @@ LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK
                                    r"--devices 2 x --num-nodes 1 meet: give a free one"),
     ({"MASTER_PORT": "70000"}, 2, 1, r"^MASTER_PORT='70000' is not a TCP port"),
     ({"MASTER_PORT": "0", "WORLD_SIZE": "2", "TORCHELASTIC_RUN_ID": "x"}, 1, 2, r"^MASTER_PORT='0' is not a TCP "),
+    # LOCAL_RANK left in the shell with --devices 2: Lightning started no process beside this one, which waited 30
+    # minutes at a port of its own choosing for one that never came (31st hostile pass)
+    ({"LOCAL_RANK": "0"}, 2, 1, r"^LOCAL_RANK='0' is set, so Lightning takes this process for one of the 2 of "
+                                r"--devices 2 x --num-nodes 1 that a launcher started, .* \(unset LOCAL_RANK\)"),
+    ({"LOCAL_RANK": "1", "WORLD_SIZE": "2"}, 2, 1, r"^LOCAL_RANK='1' is set"),
+    # a MASTER_ADDR left in the shell (a cluster job's export) that is not this machine, where the processes
+    # Lightning starts meet: a 30-minute wait, an unknown name a c10d warning every few seconds (31st hostile pass)
+    ({"MASTER_ADDR": "no-such-host.invalid"}, 2, 1, r"^MASTER_ADDR='no-such-host.invalid' is not this machine, "
+                                                    r"where the 2 processes of --devices 2 x --num-nodes 1 that "
+                                                    r"Lightning starts here meet: unset it \(unset MASTER_ADDR"),
+    ({"MASTER_ADDR": "198.51.100.7", "MASTER_PORT": "29500"}, 4, 1, r"^MASTER_ADDR='198.51.100.7' is not this "),
+    # a cluster job's three exports (NERSC's export_DDP_vars): LOCAL_RANK with MASTER_PORT is Lightning's manual
+    # launch, whose processes on one machine meet at MASTER_ADDR too; it was not checked, a 30-minute wait (review31t)
+    ({"LOCAL_RANK": "0", "MASTER_PORT": "29500", "MASTER_ADDR": "no-such-host.invalid"}, 2, 1,
+     r"^MASTER_ADDR='no-such-host.invalid' is not this machine"),
 ])
 def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
                                                       devices: int, nodes: int, says: str) -> None:
@@ -782,7 +797,16 @@ def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.Monke
 @pytest.mark.parametrize(("env", "devices", "nodes"), [
     ({}, 1, 1), ({}, 4, 1),
     ({"WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "0", "GROUP_RANK": "1", "TORCHELASTIC_RUN_ID": "x"}, 1, 2),
-    ({"WORLD_SIZE": "16", "RANK": "9", "LOCAL_RANK": "1", "NODE_RANK": "1"}, 8, 2),  # Lightning's manual launch
+    # Lightning's manual launch (each process started by hand), which meets at the MASTER_PORT every process is given
+    ({"WORLD_SIZE": "16", "RANK": "9", "LOCAL_RANK": "1", "NODE_RANK": "1", "MASTER_PORT": "29500"}, 8, 2),
+    ({"LOCAL_RANK": "1", "MASTER_PORT": "29500"}, 2, 1),  # what Lightning's launch gives the process it starts
+    ({"LOCAL_RANK": "1", "MASTER_PORT": "29500", "MASTER_ADDR": "127.0.0.1"}, 2, 1),
+    ({"LOCAL_RANK": "0"}, 1, 1),  # one process waits for none
+    ({"MASTER_ADDR": "127.0.0.1"}, 2, 1), ({"MASTER_ADDR": "localhost"}, 2, 1),  # this machine's
+    ({"MASTER_ADDR": "198.51.100.7"}, 1, 1),  # one process reads no MASTER_ADDR
+    # torchrun on the second of two machines: MASTER_ADDR is the first's
+    ({"MASTER_ADDR": "198.51.100.7", "WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "0", "GROUP_RANK": "1",
+      "TORCHELASTIC_RUN_ID": "x"}, 1, 2),
     ({"SLURM_NTASKS": "16", "SLURM_NTASKS_PER_NODE": "8", "SLURM_PROCID": "15", "SLURM_JOB_NAME": "st"}, 8, 2),
     ({"SLURM_NTASKS": "4", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "interactive"}, 1, 1),  # Lightning leaves it
     ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "train"}, 1, 1),
@@ -803,6 +827,9 @@ def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.Monke
     # torchrun started by `srun --ntasks-per-node 1` on the second of two machines: SLURM_PROCID is its node's task
     ({"SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "1", "SLURM_PROCID": "1", "SLURM_JOB_NAME": "st",
       "TORCHELASTIC_RUN_ID": "x", "WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "0", "GROUP_RANK": "1"}, 1, 2),
+    # an empty TORCHELASTIC_RUN_ID is torchrun's too (torch's is_torchelastic_launched), in every check (review31t)
+    ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "st", "TORCHELASTIC_RUN_ID": "", "WORLD_SIZE": "2",
+      "RANK": "1", "LOCAL_RANK": "1", "GROUP_RANK": "0"}, 2, 1),
 ])
 def test_a_launch_the_run_is_part_of_is_taken(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], devices: int,
                                               nodes: int) -> None:
@@ -813,6 +840,55 @@ def test_a_launch_the_run_is_part_of_is_taken(monkeypatch: pytest.MonkeyPatch, e
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     check_launch(devices, nodes)
+
+
+def _link_local() -> str | None:
+    """One of this machine's link-local IPv6 addresses with its scope (`fe80::1%eth0`), from Linux's table."""
+    import ipaddress
+
+    table = Path("/proc/net/if_inet6")
+    for line in table.read_text().splitlines() if table.exists() else []:
+        fields = line.split()
+        if fields[0].startswith("fe80"):
+            return f"{ipaddress.IPv6Address(bytes.fromhex(fields[0]))}%{fields[-1]}"
+    return None
+
+
+def test_a_link_local_master_addr_of_this_machine_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link-local MASTER_ADDR with its scope takes a bind only with that scope: it was refused as not this
+    machine (review31t)."""
+    from sate.train.trainer import check_launch
+
+    address = _link_local()
+    if address is None:
+        pytest.skip("no link-local IPv6 address here")
+    for name in LAUNCH_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MASTER_ADDR", address)
+    check_launch(2, 1)
+
+
+def test_a_master_addr_that_reaches_this_machine_unbound_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An address that reaches this machine but is bound on none of its interfaces (a cloud VM's NATed public
+    address) meets rank 0's store, which listens on all of them: it was refused as not this machine (review31t).
+    Here 127.0.0.1 stands for it, its bind refused as such an address's is."""
+    import errno
+    import socket
+
+    from sate.train.trainer import check_launch
+
+    bind = socket.socket.bind
+
+    def unbound(self: socket.socket, where: tuple) -> None:
+        if where[0] == "127.0.0.1":
+            raise OSError(errno.EADDRNOTAVAIL, "Cannot assign requested address")
+        bind(self, where)
+
+    for name in LAUNCH_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setattr(socket.socket, "bind", unbound)
+    check_launch(2, 1)
 
 
 def test_a_refused_launch_leaves_no_experiment(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
@@ -1104,6 +1180,26 @@ def test_an_update_that_makes_the_weights_infinite_stops_before_validation(tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("task", ["asr", "mt", "st"])
+def test_finite_weights_of_a_nan_validation_loss_stop_the_run(tmp_path: Path, make_config: MakeConfig,
+                                                              prepared_data: Path, task: str,
+                                                              capsys: pytest.CaptureFixture) -> None:
+    """optim.lr 1e30: the weights after the first update are finite but out of range, so the model's every loss is
+    NaN. An ASR run trained on, exit 0, every checkpoint of a NaN valid/loss; an ST run stopped in validation's
+    greedy decoding on a line about decoding (31st hostile pass), and so did an MT run. Each stops at the first
+    validation, no checkpoint kept, naming where optim.lr came from (mt: review31t)."""
+    path = make_config(tmp_path, task, prepared_data, optim={"warmup_steps": 0},
+                       trainer={"max_epochs": 3, "max_steps": 3})
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "exp"), "--set", "optim.lr=1e30"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith("sate train: error: the validation loss is NaN or infinite on each of its 1 batch(es) "
+                                "after update 1, though the weights are finite: they grew out of range, training "
+                                "diverged; lower optim.lr (now 1e+30, from --set optim.lr=1e30) and train into a new "
+                                "--exp"), err[-600:]
+    assert not (tmp_path / "exp").exists()
+
+
+@pytest.mark.slow
 def test_weights_that_come_in_not_finite_are_blamed_on_the_checkpoint_not_the_lr(
         tmp_path: Path, make_config: MakeConfig, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """NaN weights from the start (a diverged model.pt given as init:) skip every update on a NaN loss: the line
@@ -1259,3 +1355,26 @@ def test_an_lsf_task_past_rank_zero_is_not_primary(monkeypatch: pytest.MonkeyPat
         monkeypatch.setenv(variable, value)
     check_launch(2, 1)
     assert is_primary_process() is primary
+
+
+@pytest.mark.slow
+def test_a_fresh_start_beside_an_earlier_runs_model_file_says_average_will_replace_it(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path, capsys: pytest.CaptureFixture) -> None:
+    """An experiment averaged into model.pt, its checkpoints deleted to save disk, then trained into again with
+    another config: the fresh start said nothing, and the next `sate average --exp` replaced the earlier run's model
+    with the new run's (31st hostile pass). The start says so; a folder without model.pt says nothing."""
+    from sate.config import dump_yaml
+
+    path = make_config(tmp_path, "asr", prepared_data)
+    config = load_training_config(path, ["trainer.max_steps=1"])
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    (exp / "config.yaml").write_text(dump_yaml(read_yaml(path)))  # the earlier run's snapshot
+    (exp / "model.pt").write_bytes(b"an earlier run's model")
+    train(config, exp)
+    out = capsys.readouterr().out
+    assert f"note: {exp / 'model.pt'} is an earlier run's model (this experiment holds no checkpoint of it): " \
+           "this run starts afresh, and `sate average` into this experiment will replace that file" in out, out
+    assert (exp / "model.pt").read_bytes() == b"an earlier run's model"
+    train(config, tmp_path / "exp2")
+    assert "earlier run's model" not in capsys.readouterr().out
