@@ -67,6 +67,23 @@ def handlers_kept(signums: Iterable[int]) -> Iterator[None]:
                     signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
+def ignored_kept(register: Callable[[], object], signums: Iterable[int]) -> Callable[[], None]:
+    """``register`` (a library's setting of its signal handlers), after which each of ``signums`` that was ignored
+    before is ignored again. Lightning sets its own SIGTERM handler for a fit, calling the handler it found after
+    its own: one it found ignored (`trap '' TERM` in a wrapper, which sate keeps ignored) it called as
+    `signal.getsignal(SIG_IGN)`, i.e. SIGHUP's handler, so a `kill` during the fit ended `sate train` as
+    "terminated" (thirty-first hostile pass); its teardown puts back what it found."""
+    ignored = [s for s in signums if signal.getsignal(s) == signal.SIG_IGN]
+
+    def registered() -> None:
+        register()
+        for signum in ignored:
+            with suppress(ValueError):  # not the main thread, where the library set nothing either
+                signal.signal(signum, signal.SIG_IGN)
+
+    return registered
+
+
 def end_with_parent(parent: int) -> None:
     """In a worker process: be sent SIGTERM when the process that started it ends (Linux's PR_SET_PDEATHSIG), and end
     now if it already has. A command killed with SIGKILL (or by the out-of-memory killer) left its workers running:

@@ -1394,3 +1394,33 @@ def test_sentencepiece_training_ends_with_a_killed_vocab_command(sigterm: signal
     finally:
         os.close(write)  # the training's input ends: an orphan of the old way exits too
         os.close(read)
+
+
+@pytest.mark.slow  # trains one epoch
+def test_a_sigterm_ignored_where_train_started_stays_ignored_in_the_fit(tmp_path: Path, prepared_data: Path) -> None:
+    """A wrapper's `trap '' TERM` asks sate to go on through a `kill`, as every command does; Lightning's SIGTERM
+    handler for the fit called what it found there, SIG_IGN, as `signal.getsignal(SIG_IGN)`: SIGHUP's handler,
+    which the CLI sets, so a `kill` during the fit ended `sate train` "terminated" (thirty-first hostile pass)."""
+    from lightning.pytorch.callbacks import Callback
+
+    from sate.cli import signals_as_interrupts
+    from sate.train.trainer import load_training_config, train
+    from tests.train.conftest import write_config
+
+    sent: list[int] = []
+
+    class Kill(Callback):
+        def on_train_batch_start(self, *args: object) -> None:
+            if not sent:
+                sent.append(signal.SIGTERM)
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    config = load_training_config(write_config(tmp_path, "asr", prepared_data), ["trainer.max_epochs=1"])
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with signals_as_interrupts():  # SIGHUP's handler as the CLI has it
+            train(config, tmp_path / "exp", callbacks=[Kill()])
+        assert sent and signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+        assert (tmp_path / "exp" / layout.CHECKPOINTS / layout.LAST_CHECKPOINT).is_file()  # the fit ran to its end
+    finally:
+        signal.signal(signal.SIGTERM, previous)

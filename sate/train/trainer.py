@@ -37,7 +37,7 @@ from sate.config import (
 )
 from sate.data.features import SPEED_SPLIT
 from sate.data.manifest import TRAIN_SPLIT
-from sate.errors import SateError, handlers_kept, one_line, out_of_memory, shell_word, shown
+from sate.errors import SateError, handlers_kept, ignored_kept, one_line, out_of_memory, shell_word, shown
 from sate.files import lock_holder, remove_abandoned, require_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, check_init_parts, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
@@ -818,6 +818,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         log_every_n_steps=tconf.log_every_n_steps, num_sanity_val_steps=0, enable_model_summary=False,
         default_root_dir=exp,
     )
+    connector = trainer._signal_connector  # a SIGTERM ignored where sate train was started stays so in the fit
+    connector.register_signal_handlers = ignored_kept(connector.register_signal_handlers, [signal.SIGTERM])
     if trainer.is_global_zero:
         if point.path is not None:
             drop_rows_after(exp, resumed_step)  # rows a killed run logged after the checkpoint come again
