@@ -1424,3 +1424,29 @@ def test_a_sigterm_ignored_where_train_started_stays_ignored_in_the_fit(tmp_path
         assert (tmp_path / "exp" / layout.CHECKPOINTS / layout.LAST_CHECKPOINT).is_file()  # the fit ran to its end
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.mark.slow  # imports Lightning (seconds in a fresh process)
+def test_lightnings_sigterm_lines_are_left_to_sates_own() -> None:
+    """Every `kill` of `sate train` during its fit printed Lightning's "[rank: 0] Received SIGTERM: 15" (and under
+    SLURM "Bypassing SIGTERM: 15") above sate's "sate train: terminated" (thirty-first hostile pass). Other lines
+    of its signal handling stay, on one line."""
+    import inspect
+    import logging
+
+    from lightning.fabric.utilities.rank_zero import rank_prefixed_message
+    from lightning.pytorch.trainer.connectors import signal_connector
+
+    from sate.train.trainer import OneLineRecords
+
+    said = inspect.getsource(signal_connector)
+    assert 'f"Received SIGTERM: {signum}"' in said and 'f"Bypassing SIGTERM: {signum}"' in said  # this Lightning's
+
+    def record(message: str) -> logging.LogRecord:
+        return logging.LogRecord(signal_connector.log.name, logging.INFO, __file__, 1, message, None, None)
+
+    for message in (rank_prefixed_message("Received SIGTERM: 15", 0), rank_prefixed_message("Received SIGTERM: 15", 3),
+                    "Bypassing SIGTERM: 15"):
+        assert not OneLineRecords().filter(record(message)), message
+    kept = record("Handling auto-requeue signal: 10")
+    assert OneLineRecords().filter(kept)

@@ -614,16 +614,20 @@ def _remove_unused(exp: Path, made: Path | None) -> None:
             break
 
 
+_SIGTERM_SAID = re.compile(r"(\[rank: [0-9]+\] )?(Received|Bypassing) SIGTERM: [0-9]+")  # Lightning's, at a kill
+
+
 class OneLineRecords(logging.Filter):
     """Lightning's own lines, made `one_line`: they name the checkpoint a run restores as given ("Restoring states
     from the checkpoint path at EXP/checkpoints/last.ckpt"), so an --exp holding an escape sequence or a line break
     reached the terminal raw, where sate's own lines escape it. Its "Detected KeyboardInterrupt" is dropped: the
     command ends with its own line ("interrupted", or "terminated" for a `kill`, which Lightning also called a
-    KeyboardInterrupt)."""
+    KeyboardInterrupt); so are its "[rank: 0] Received SIGTERM: 15" and "Bypassing SIGTERM: 15", which came above
+    "sate train: terminated" at every `kill` (thirty-first hostile pass)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage().strip()
-        if message.startswith("Detected KeyboardInterrupt"):
+        if message.startswith("Detected KeyboardInterrupt") or _SIGTERM_SAID.fullmatch(message):
             return False
         # the banner of a run of several processes, which names no path, keeps its lines: it came as one line of
         # literal "\n"s ("----...\ndistributed_backend=gloo\nAll distributed processes registered...", 24th pass)
