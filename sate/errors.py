@@ -8,6 +8,7 @@ bring into one (a newline, a terminal's escape sequence).
 
 import argparse
 import ctypes
+import multiprocessing
 import os
 import reprlib
 import resource
@@ -18,6 +19,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from types import FrameType
+from typing import Any
 
 # What a command says when a signal ends it: the CLI's last line, and the line of a run stopped while it waited in
 # C (sate.train.rendezvous), which must read the same.
@@ -118,6 +120,45 @@ _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 4
 
 class SateError(Exception):
     """An error caused by the user's input (files, configs, checkpoints), not by a bug."""
+
+
+def pool_results(pool: Any, func: Callable[[Any], Any], items: Iterable[Any], what: str, advice: str,
+                 ordered: bool = False) -> Iterator[Any]:
+    """``pool.imap_unordered(func, items)`` (``ordered``: ``imap``) of a `multiprocessing` pool, ended by a
+    `SateError` naming ``what`` and saying ``advice`` where one of its workers ends in the middle of the work (the
+    out-of-memory killer's SIGKILL, a `kill -9` of it). The pool started another worker and waited for ever for the
+    lost task's result, or for the queue's lock the dead one held, deaf to Ctrl-C and `kill`: `sate features` hung so
+    after every shard was done (thirty-first hostile pass). Where this Python's pool keeps its workers otherwise
+    (private names), the results come as before."""
+    results = (pool.imap if ordered else pool.imap_unordered)(func, items)
+    seen: dict[int, Any] = {}
+    while True:
+        seen.update((p.pid, p) for p in getattr(pool, "_pool", []))  # the workers, those started again too
+        try:
+            result = results.next(timeout=0.5)
+        except StopIteration:
+            return
+        except multiprocessing.TimeoutError:
+            dead = next((p for p in seen.values() if p.exitcode is not None), None)
+            if dead is None:
+                continue
+            _free_queue(pool)
+            how = (f"was killed by {signal.Signals(-dead.exitcode).name}" if dead.exitcode < 0 and
+                   -dead.exitcode in signal.valid_signals() else f"ended with status {dead.exitcode}")
+            oom = " (the out-of-memory killer sends it)" if dead.exitcode == -signal.SIGKILL else ""
+            raise SateError(f"{what} (pid {dead.pid}) {how}{oom} in the middle of the work; {advice}") from None
+        yield result
+
+
+def _free_queue(pool: Any) -> None:
+    """The lock of ``pool``'s task queue released where a dead worker holds it (an idle worker waits for its next
+    task holding it): the pool's terminate() takes it first, and waited for ever."""
+    lock = getattr(getattr(pool, "_inqueue", None), "_rlock", None)
+    if lock is not None and not lock.acquire(False):
+        with suppress(ValueError):
+            lock.release()
+    elif lock is not None:
+        lock.release()
 
 
 def out_of_memory(err: BaseException) -> bool:

@@ -1450,3 +1450,32 @@ def test_lightnings_sigterm_lines_are_left_to_sates_own() -> None:
         assert not OneLineRecords().filter(record(message)), message
     kept = record("Handling auto-requeue signal: 10")
     assert OneLineRecords().filter(kept)
+
+
+def _nap(index: int) -> int:
+    """A task of `test_a_killed_pool_worker_ends_the_work_in_one_line`: the first at once, the others a while."""
+    time.sleep(0.05 if index == 0 else 30)
+    return index
+
+
+@pytest.mark.slow  # starts a pool of two processes
+@pytest.mark.parametrize("ordered", [False, True], ids=["features", "synth"])
+def test_a_killed_pool_worker_ends_the_work_in_one_line(ordered: bool) -> None:
+    """A feature (or voicing) worker killed with SIGKILL, as the out-of-memory killer does, left `sate features`
+    waiting for ever for its lost shard, deaf to Ctrl-C and `kill` (thirty-first hostile pass); the pool's own
+    terminate() then waited on the queue's lock where the dead worker held it. Now one line names the worker and how
+    it ended, and the pool ends."""
+    import multiprocessing
+
+    from sate.errors import pool_results
+
+    start = time.monotonic()
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        results = pool_results(pool, _nap, range(3), "a test worker", "run it again", ordered=ordered)
+        assert next(results) == 0
+        os.kill(pool._pool[0].pid, signal.SIGKILL)  # one busy with a 30 s task, or waiting for one with the lock
+        with pytest.raises(SateError) as caught:
+            next(results)
+    assert time.monotonic() - start < 20
+    assert re.fullmatch(r"a test worker \(pid [0-9]+\) was killed by SIGKILL \(the out-of-memory killer sends it\) in "
+                        r"the middle of the work; run it again", str(caught.value))

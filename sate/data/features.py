@@ -63,7 +63,7 @@ from sate.data.manifest import (
     read_manifest,
     write_manifest,
 )
-from sate.errors import SateError, end_with_parent, first_few, one_line, shown
+from sate.errors import SateError, end_with_parent, first_few, one_line, pool_results, shown
 from sate.files import (
     TEMP_TAIL,
     KeyTwice,
@@ -1013,7 +1013,9 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
             # spawn: forking a process that already ran torch's OpenMP pool can hang the children.
             try:
                 with _workers_started(mp.get_context("spawn"), min(args.jobs, len(todo))) as pool:
-                    for count in pool.imap_unordered(compute_shard, todo):
+                    for count in pool_results(pool, compute_shard, todo, "a feature worker", "run `sate features` "
+                                              "again, which goes on from the finished shards (fewer --jobs use "
+                                              "less memory)"):
                         bar.update(count)
                     pool.close()  # ended by their queue, not by the with's terminate(), which SIGTERMs them while it
                     pool.join()  # holds their queue's lock: sate synth's voicing hung so (fifteenth hostile pass)

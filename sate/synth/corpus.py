@@ -26,7 +26,7 @@ import soundfile as sf
 
 from sate import layout
 from sate.data.audio import wav_info
-from sate.errors import SateError, end_with_parent, one_line, shell_word, shown
+from sate.errors import SateError, end_with_parent, one_line, pool_results, shell_word, shown
 from sate.files import (
     append_only,
     atomic_open,
@@ -518,7 +518,9 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
     try:  # the bar closed before the CLI's line ("sate synth: terminated"), not redrawn after it
         with Pool(max(1, min(jobs, len(work))), initializer=_worker_signals,
                   initargs=(os.getpid(),)) as workers:  # one per talk at most
-            for talk, segs in zip(talks, workers.imap(voice_talk, work), strict=True):
+            voiced = pool_results(workers, voice_talk, work, "a voicing worker", "run the command again, which goes "
+                                  "on from the voiced talks (fewer --jobs use less memory)", ordered=True)
+            for talk, segs in zip(talks, voiced, strict=True):
                 segments[talk.number] = segs
                 bar.update(len(segs))
             # ended by their queue, not by the with's terminate(): it SIGTERMs the workers while it holds their
