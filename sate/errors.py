@@ -10,6 +10,7 @@ import argparse
 import ctypes
 import multiprocessing
 import os
+import re
 import reprlib
 import resource
 import shlex
@@ -148,6 +149,26 @@ def pool_results(pool: Any, func: Callable[[Any], Any], items: Iterable[Any], wh
             oom = " (the out-of-memory killer sends it)" if dead.exitcode == -signal.SIGKILL else ""
             raise SateError(f"{what} (pid {dead.pid}) {how}{oom} in the middle of the work; {advice}") from None
         yield result
+
+
+# torch's words for a data-loading worker that ended in the middle of an epoch (its C++ SIGCHLD check, and the
+# loader's own wait for a batch)
+_LOADER_WORKER_LOST = re.compile(r"DataLoader worker \(pid(?:\(s\))? ([0-9][0-9, ]*)\) (?:is killed by signal: "
+                                 r"([^.]*)\.|exited unexpectedly(?: with exit code (-?[0-9]+))?)")
+_KILLED_WHY = {"Killed": " (the out-of-memory killer sends it)", "Bus error": " (out of shared memory, /dev/shm?)"}
+
+
+def loader_worker_lost(err: BaseException, advice: str) -> str | None:
+    """The one line for torch's RuntimeError of a data-loading worker that was killed (the out-of-memory killer's
+    SIGKILL, a `kill -9`) or ended, saying ``advice``: it was a traceback of some 60 lines from wherever the training
+    process was, through Lightning (thirty-first hostile pass); None for any other error."""
+    found = _LOADER_WORKER_LOST.search(str(err)) if isinstance(err, RuntimeError) else None
+    if found is None:
+        return None
+    pids, killed, status = found.groups()
+    how = (f"was killed by signal: {killed}{_KILLED_WHY.get(killed, '')}" if killed is not None
+           else "ended" + (f" with status {status}" if status is not None else ""))
+    return f"a data-loading worker (pid {pids}) {how} in the middle of an epoch; {advice}"
 
 
 def _free_queue(pool: Any) -> None:

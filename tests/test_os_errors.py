@@ -1479,3 +1479,53 @@ def test_a_killed_pool_worker_ends_the_work_in_one_line(ordered: bool) -> None:
     assert time.monotonic() - start < 20
     assert re.fullmatch(r"a test worker \(pid [0-9]+\) was killed by SIGKILL \(the out-of-memory killer sends it\) in "
                         r"the middle of the work; run it again", str(caught.value))
+
+
+@pytest.mark.slow  # trains until its first batch, with two loader processes
+def test_a_killed_data_loading_worker_is_one_line_and_leaves_no_experiment(tmp_path: Path,
+                                                                           prepared_data: Path) -> None:
+    """A data-loading worker of `sate train` (data.num_workers is 2 by default) killed with SIGKILL, as the
+    out-of-memory killer does, was torch's RuntimeError "DataLoader worker (pid N) is killed by signal: Killed."
+    under a traceback of some 60 lines through Lightning, the fresh experiment left with its snapshot and logs
+    (thirty-first hostile pass). One line now, and the experiment that has no checkpoint is removed."""
+    import multiprocessing
+
+    from lightning.pytorch.callbacks import Callback
+
+    from sate.train.trainer import load_training_config, train
+    from tests.train.conftest import write_config
+
+    class Kill(Callback):
+        def on_train_batch_start(self, *args: object) -> None:
+            workers = multiprocessing.active_children()
+            assert workers, "no loader process to kill"
+            os.kill(workers[0].pid, signal.SIGKILL)
+            time.sleep(5)  # torch's SIGCHLD check raises here, or at the next batch's wait
+
+    config = load_training_config(write_config(tmp_path, "asr", prepared_data),
+                                  ["data.num_workers=2", "trainer.max_epochs=3"])
+    with pytest.raises(SateError) as caught:
+        train(config, tmp_path / "exp", callbacks=[Kill()])
+    assert re.fullmatch(r"a data-loading worker \(pid [0-9]+\) (was killed by signal: Killed \(the out-of-memory "
+                        r"killer sends it\)|ended) in the middle of an epoch; run the command again, which resumes "
+                        r"from the last checkpoint if there is one \(a lower data.num_workers uses less memory\)",
+                        str(caught.value)), caught.value
+    assert not (tmp_path / "exp").exists()
+
+
+def test_torchs_words_for_a_lost_loader_worker_are_read() -> None:
+    """The two ways torch says a data-loading worker is gone, each one line naming the worker and what ended it;
+    any other RuntimeError is left alone."""
+    from sate.errors import loader_worker_lost
+
+    assert loader_worker_lost(RuntimeError("DataLoader worker (pid 8930) is killed by signal: Killed. "), "go") == (
+        "a data-loading worker (pid 8930) was killed by signal: Killed (the out-of-memory killer sends it) in the "
+        "middle of an epoch; go")
+    assert loader_worker_lost(RuntimeError("DataLoader worker (pid(s) 12, 13) exited unexpectedly"), "go") == (
+        "a data-loading worker (pid 12, 13) ended in the middle of an epoch; go")
+    assert loader_worker_lost(RuntimeError("DataLoader worker (pid 9) is killed by signal: Bus error. It is possible "
+                                           "that dataloader's workers are out of shared memory."), "go") == (
+        "a data-loading worker (pid 9) was killed by signal: Bus error (out of shared memory, /dev/shm?) in the "
+        "middle of an epoch; go")
+    assert loader_worker_lost(RuntimeError("CUDA error: device-side assert triggered"), "go") is None
+    assert loader_worker_lost(ValueError("DataLoader worker (pid 1) exited unexpectedly"), "go") is None

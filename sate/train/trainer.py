@@ -37,7 +37,16 @@ from sate.config import (
 )
 from sate.data.features import SPEED_SPLIT
 from sate.data.manifest import TRAIN_SPLIT
-from sate.errors import SateError, handlers_kept, ignored_kept, one_line, out_of_memory, shell_word, shown
+from sate.errors import (
+    SateError,
+    handlers_kept,
+    ignored_kept,
+    loader_worker_lost,
+    one_line,
+    out_of_memory,
+    shell_word,
+    shown,
+)
 from sate.files import lock_holder, remove_abandoned, require_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, check_init_parts, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
@@ -848,6 +857,12 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     except OtherItems as err:  # the loader's position, restored only inside fit
         raise SateError(f"{point.path}: cannot resume: it {err}. Restore the split as it was when the run "
                         f"stopped, or train into a new --exp") from None
+    except RuntimeError as err:  # a loader worker killed (the out-of-memory killer): torch's traceback
+        lost = loader_worker_lost(err, "run the command again, which resumes from the last checkpoint if there is "
+                                  "one (a lower data.num_workers uses less memory)")
+        if lost is None:
+            raise
+        raise SateError(lost) from None
     except SystemExit as err:  # Lightning ends a fit that Ctrl-C or `kill` stopped with exit(1), once it has torn
         if isinstance(err.__context__, KeyboardInterrupt):  # the run down: the interrupt goes on, so the command
             raise err.__context__ from None  # ends as every other does (130, 143, its one line); it was status 1
