@@ -1529,3 +1529,28 @@ def test_torchs_words_for_a_lost_loader_worker_are_read() -> None:
         "middle of an epoch; go")
     assert loader_worker_lost(RuntimeError("CUDA error: device-side assert triggered"), "go") is None
     assert loader_worker_lost(ValueError("DataLoader worker (pid 1) exited unexpectedly"), "go") is None
+
+
+def test_a_loader_workers_end_said_in_a_del_is_left_to_the_command() -> None:
+    """A `kill` of `sate train`'s process group (a scheduler's stop, `timeout`) ends its data-loading workers too,
+    and torch's data loader, collected as the command ended, printed "Exception ignored in: <function
+    _MultiProcessingDataLoaderIter.__del__ ...>" and some 20 lines ending "RuntimeError: DataLoader worker (pid N) is
+    killed by signal: Terminated." above "sate train: terminated" (thirty-first hostile pass). Other unraisable
+    errors are printed as before."""
+    import types
+
+    from sate.cli import signals_as_interrupts
+
+    def unraisable(err: BaseException) -> types.SimpleNamespace:
+        return types.SimpleNamespace(exc_type=type(err), exc_value=err, exc_traceback=None, err_msg=None,
+                                     object=None)
+
+    passed: list[str] = []
+    before, sys.unraisablehook = sys.unraisablehook, lambda u: passed.append(str(u.exc_value))  # the hook before
+    try:
+        with signals_as_interrupts():
+            sys.unraisablehook(unraisable(RuntimeError("DataLoader worker (pid 9) is killed by signal: Terminated.")))
+            sys.unraisablehook(unraisable(RuntimeError("something else")))
+    finally:
+        sys.unraisablehook = before
+    assert passed == ["something else"]
