@@ -862,6 +862,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
                                   "one (a lower data.num_workers uses less memory)")
         if lost is None:
             raise
+        if isinstance(err.__context__, KeyboardInterrupt):  # the kill of the process group that ended the worker,
+            raise err.__context__ from None  # met while the interrupt unwound: the command ends as that kill says
         raise SateError(lost) from None
     except SystemExit as err:  # Lightning ends a fit that Ctrl-C or `kill` stopped with exit(1), once it has torn
         if isinstance(err.__context__, KeyboardInterrupt):  # the run down: the interrupt goes on, so the command
