@@ -172,14 +172,18 @@ def loader_worker_lost(err: BaseException, advice: str) -> str | None:
 
 
 def _free_queue(pool: Any) -> None:
-    """The lock of ``pool``'s task queue released where a dead worker holds it (an idle worker waits for its next
-    task holding it): the pool's terminate() takes it first, and waited for ever."""
-    lock = getattr(getattr(pool, "_inqueue", None), "_rlock", None)
-    if lock is not None and not lock.acquire(False):
+    """The locks of ``pool``'s queues released where a dead worker holds them, which the pool's terminate() takes and
+    waited on for ever: the task queue's read lock (an idle worker holds it while it waits for its next task) and the
+    result queue's write lock (a worker killed as it sent a result; a live one holds it for a moment alone)."""
+    for queue, name, wait in (("_inqueue", "_rlock", 0.0), ("_outqueue", "_wlock", 1.0)):
+        lock = getattr(getattr(pool, queue, None), name, None)
+        if lock is None:
+            continue
+        if lock.acquire(timeout=wait) if wait else lock.acquire(False):
+            lock.release()
+            continue
         with suppress(ValueError):
             lock.release()
-    elif lock is not None:
-        lock.release()
 
 
 def out_of_memory(err: BaseException) -> bool:
