@@ -103,6 +103,49 @@ def end_with_parent(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
+def worker_signals(parent: int, ending: Any, end: Callable[[int, FrameType | None], Any] | None = None) -> None:
+    """In a worker of a pool of the command: Ctrl-C left to the command (it reaches every process of the terminal),
+    SIGTERM and SIGHUP end the worker by ``end`` (None: as their default does), and it ends with the command
+    (`end_with_parent`). A signal ignored where the command was started (`nohup`, `trap '' HUP` or `TERM`) stays
+    ignored, as in the command itself: a hangup to the process group under `nohup sate synth ... &` ended every voicing
+    worker, and so the run (review31o). sate's own SIGTERMs still end a worker that ignores the user's: the pool's
+    terminate() (``ending``, a shared byte that `asks_workers_to_end` sets first) and the kernel's where the command
+    is gone (PR_SET_PDEATHSIG)."""
+    end_by = end or _end_by_default
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) != signal.SIG_IGN:
+            signal.signal(signum, end_by)
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+
+        def asked(signum: int, frame: FrameType | None) -> None:
+            if ending.value or os.getppid() != parent:
+                end_by(signum, frame)
+
+        signal.signal(signal.SIGTERM, asked)
+        if ending.value:  # the pool's SIGTERM came while this worker was starting, still ignoring it
+            end_by(signal.SIGTERM, None)
+    end_with_parent(parent)
+
+
+def _end_by_default(signum: int, frame: FrameType | None) -> None:
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def asks_workers_to_end(pool: Any, ending: Any) -> Any:
+    """``pool`` whose terminate() (the ``with``'s end) sets ``ending`` before it sends its workers SIGTERM, so that a
+    worker that keeps an ignored SIGTERM ignored (`worker_signals`) ends by it all the same."""
+    terminate = pool.terminate
+
+    def asked() -> None:
+        ending.value = 1
+        terminate()
+
+    pool.terminate = asked
+    return pool
+
+
 class _Repr(reprlib.Repr):
     """reprlib's short repr, with a whole number too long for Python to write in decimal (beyond 4,300 digits, a
     4,000-digit ``0x...`` in YAML) shown by its size: ``repr`` itself raises ValueError on it."""
@@ -144,11 +187,19 @@ def pool_results(pool: Any, func: Callable[[Any], Any], items: Iterable[Any], wh
             if dead is None:
                 continue
             _free_queue(pool)
-            how = (f"was killed by {signal.Signals(-dead.exitcode).name}" if dead.exitcode < 0 and
-                   -dead.exitcode in signal.valid_signals() else f"ended with status {dead.exitcode}")
+            how = _how_ended(dead.exitcode)
             oom = " (the out-of-memory killer sends it)" if dead.exitcode == -signal.SIGKILL else ""
             raise SateError(f"{what} (pid {dead.pid}) {how}{oom} in the middle of the work; {advice}") from None
         yield result
+
+
+def _how_ended(status: int) -> str:
+    """How a worker with exit status ``status`` ended: killed by a signal (status -N), or ended by one it handled
+    as SystemExit(128 + N), as a voicing worker does; it said "ended with status 129" of a hangup (review31o)."""
+    for signum in (-status, status - 128):
+        with suppress(ValueError):  # no signal of that number (a real-time one has no name either)
+            return f"was {'killed' if status < 0 else 'ended'} by {signal.Signals(signum).name}"
+    return f"ended with status {status}"
 
 
 # torch's words for a data-loading worker that ended in the middle of an epoch (its C++ SIGCHLD check, and the

@@ -1481,6 +1481,98 @@ def test_a_killed_pool_worker_ends_the_work_in_one_line(ordered: bool) -> None:
                         r"the middle of the work; run it again", str(caught.value))
 
 
+def _a_while(index: int) -> int:
+    """A task of the pool tests below: long enough for the pool to wait on it (past `pool_results`' 0.5 s poll)."""
+    time.sleep(0.7)
+    return index
+
+
+def _ends_on_sigterm_as_a_voicing_worker_does() -> None:
+    def leave(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, leave)
+
+
+def _within(seconds: float, work: Callable[[], object]) -> object:
+    """``work()`` in a thread, failed where it has not ended in ``seconds`` (a pool's terminate() waiting for ever on
+    a worker that ignores SIGTERM) rather than hanging the test run."""
+    done: list[object] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(work())
+        except BaseException as err:  # noqa: BLE001 - raised again in the test's thread
+            failed.append(err)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"not ended in {seconds} s"
+    if failed:
+        raise failed[0]
+    return done[0]
+
+
+@pytest.mark.slow  # starts a pool of two processes (features: two spawned ones, loading torch)
+@pytest.mark.parametrize("command", ["synth", "features"])
+def test_signals_ignored_where_the_command_started_stay_ignored_in_its_workers(command: str) -> None:
+    """`nohup sate synth ... &`, then a hangup to the process group (a logout): sate itself keeps the ignored SIGHUP
+    ignored, but every voicing worker set it to end the worker, and the run stopped: "a voicing worker (pid N) ended
+    with status 129" (review31o). Workers now keep a SIGHUP or SIGTERM ignored (`trap '' TERM`) too, and the pool's
+    own terminate() still ends them."""
+    import multiprocessing
+
+    from sate.errors import pool_results
+
+    def work() -> tuple[list[int], list[multiprocessing.Process]]:
+        if command == "synth":
+            from sate.synth.corpus import _voicing_pool
+
+            pool = _voicing_pool(2)
+        else:
+            from sate.data.features import _workers_started
+
+            pool = _workers_started(multiprocessing.get_context("spawn"), 2)
+        with pool:
+            results = pool_results(pool, _a_while, range(4), "a test worker", "run it again")
+            got = [next(results)]
+            workers = list(pool._pool)
+            for worker in workers:  # the user's hangup and kill of the process group
+                os.kill(worker.pid, signal.SIGHUP)
+                os.kill(worker.pid, signal.SIGTERM)
+            got += results
+        return got, workers
+
+    before = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGHUP, signal.SIGTERM)}
+    try:
+        got, workers = _within(90, work)
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+    assert sorted(got) == [0, 1, 2, 3]
+    assert all(worker.exitcode is not None for worker in workers)  # ended by the with's terminate()
+
+
+@pytest.mark.slow  # starts a pool of one process
+def test_a_worker_ended_by_a_signal_it_handles_is_said_by_the_signal() -> None:
+    """A voicing worker ends by a SIGTERM or SIGHUP as SystemExit(128 + N), which unwinds; the line said "ended with
+    status 143" (review31o). It names the signal now."""
+    import multiprocessing
+
+    from sate.errors import pool_results
+
+    with multiprocessing.get_context("fork").Pool(1, initializer=_ends_on_sigterm_as_a_voicing_worker_does) as pool:
+        results = pool_results(pool, _nap, range(3), "a voicing worker", "run it again", ordered=True)
+        assert next(results) == 0
+        os.kill(pool._pool[0].pid, signal.SIGTERM)
+        with pytest.raises(SateError) as caught:
+            next(results)
+    assert re.fullmatch(r"a voicing worker \(pid [0-9]+\) was ended by SIGTERM in the middle of the work; run it "
+                        r"again", str(caught.value)), caught.value
+
+
 @pytest.mark.slow  # trains until its first batch, with two loader processes
 def test_a_killed_data_loading_worker_is_one_line_and_leaves_no_experiment(tmp_path: Path,
                                                                            prepared_data: Path) -> None:
