@@ -183,7 +183,8 @@ def pool_results(pool: Any, func: Callable[[Any], Any], items: Iterable[Any], wh
         except StopIteration:
             return
         except multiprocessing.TimeoutError:
-            dead = next((p for p in seen.values() if p.exitcode is not None), None)
+            # a worker that ended with status 0 ended as asked (the pool's maxtasksperchild) and was replaced
+            dead = next((p for p in seen.values() if p.exitcode not in (None, 0)), None)
             if dead is None:
                 continue
             _free_queue(pool)

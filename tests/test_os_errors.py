@@ -1555,6 +1555,20 @@ def test_signals_ignored_where_the_command_started_stay_ignored_in_its_workers(c
     assert all(worker.exitcode is not None for worker in workers)  # ended by the with's terminate()
 
 
+@pytest.mark.slow  # starts a pool of two processes, four times
+def test_a_worker_that_ends_as_its_pool_asks_is_no_loss() -> None:
+    """`pool_results` stopped the work where a worker had ended at all, one that ended as its pool asked
+    (maxtasksperchild, status 0) too: "a test worker (pid N) ended with status 0 in the middle of the work"
+    (review31o). Only a worker killed, or ended with another status, is a loss."""
+    import multiprocessing
+
+    from sate.errors import pool_results
+
+    with multiprocessing.get_context("fork").Pool(2, maxtasksperchild=1) as pool:
+        assert sorted(_within(60, lambda: list(pool_results(pool, _a_while, range(4), "a test worker", "again")))) \
+            == [0, 1, 2, 3]
+
+
 @pytest.mark.slow  # starts a pool of one process
 def test_a_worker_ended_by_a_signal_it_handles_is_said_by_the_signal() -> None:
     """A voicing worker ends by a SIGTERM or SIGHUP as SystemExit(128 + N), which unwinds; the line said "ended with
