@@ -140,6 +140,9 @@ def asks_workers_to_end(pool: Any, ending: Any) -> Any:
 
     def asked() -> None:
         ending.value = 1
+        # a worker killed as it sent a result (SIGKILL, then Ctrl-C before `pool_results` saw it) holds the result
+        # queue's lock, on which terminate() waited for ever: 1 in 3 under `trap '' TERM` (the engineer's check)
+        _free_queue(pool, result_queue_only=True)
         terminate()
 
     pool.terminate = asked
@@ -223,11 +226,13 @@ def loader_worker_lost(err: BaseException, advice: str) -> str | None:
     return f"a data-loading worker (pid {pids}) {how} in the middle of an epoch; {advice}"
 
 
-def _free_queue(pool: Any) -> None:
+def _free_queue(pool: Any, result_queue_only: bool = False) -> None:
     """The locks of ``pool``'s queues released where a dead worker holds them, which the pool's terminate() takes and
-    waited on for ever: the task queue's read lock (an idle worker holds it while it waits for its next task) and the
-    result queue's write lock (a worker killed as it sent a result; a live one holds it for a moment alone)."""
-    for queue, name, wait in (("_inqueue", "_rlock", 0.0), ("_outqueue", "_wlock", 1.0)):
+    waited on for ever: the task queue's read lock (an idle worker holds it while it waits for its next task: only
+    where a worker is known dead) and the result queue's write lock (a worker killed as it sent a result; a live one
+    holds it for a moment alone)."""
+    locks = (("_inqueue", "_rlock", 0.0), ("_outqueue", "_wlock", 1.0))
+    for queue, name, wait in locks[1:] if result_queue_only else locks:
         lock = getattr(getattr(pool, queue, None), name, None)
         if lock is None:
             continue

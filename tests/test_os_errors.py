@@ -1555,6 +1555,37 @@ def test_signals_ignored_where_the_command_started_stay_ignored_in_its_workers(c
     assert all(worker.exitcode is not None for worker in workers)  # ended by the with's terminate()
 
 
+def _holds_the_result_lock(lock: object) -> None:
+    """A worker killed as it sends a result, made sure of: it takes the result queue's lock and waits to be killed."""
+    lock.acquire()
+    time.sleep(60)
+
+
+@pytest.mark.slow  # starts a pool of two processes and one more
+def test_a_pool_whose_result_lock_a_killed_worker_holds_still_ends() -> None:
+    """A feature worker killed as it sent a result, then Ctrl-C before `pool_results` had seen it: the pool's
+    terminate() waited for ever on the result queue's lock the dead worker held (1 in 3 under `trap '' TERM`, the
+    engineer's check of fix31o). The command's pool now frees it as it asks its workers to end."""
+    import multiprocessing
+
+    from sate.errors import asks_workers_to_end
+
+    context = multiprocessing.get_context("fork")
+    ending = context.RawValue("b", 0)
+    pool = asks_workers_to_end(context.Pool(2), ending)
+    holder = context.Process(target=_holds_the_result_lock, args=(pool._outqueue._wlock,))
+    holder.start()
+    deadline = time.monotonic() + 10
+    while pool._outqueue._wlock.acquire(False):  # until the holder has it
+        pool._outqueue._wlock.release()
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.join()
+    _within(30, lambda: pool.__exit__(None, None, None))
+    assert ending.value == 1
+
+
 @pytest.mark.slow  # starts a pool of two processes, four times
 def test_a_worker_that_ends_as_its_pool_asks_is_no_loss() -> None:
     """`pool_results` stopped the work where a worker had ended at all, one that ended as its pool asked
