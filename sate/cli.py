@@ -35,6 +35,7 @@ try:
         address_space_limit,
         handlers_swapped,
         libraries_unmapped,
+        loader_worker_lost,
         one_line,
         out_of_memory,
         shown,
@@ -230,6 +231,11 @@ class _LostInterrupts:
 
     def __call__(self, unraisable: Any) -> None:
         err = unraisable.exc_value
+        # torch's word from a data loader's __del__ for a loader worker that the same signal ended (a `kill` of the
+        # process group: a scheduler's stop, `timeout`): some 20 lines of "Exception ignored in" above "sate train:
+        # terminated" (thirty-first hostile pass); a worker lost otherwise is said by the training itself
+        if loader_worker_lost(err, "") is not None:
+            return
         # a signal's handler runs in the main thread alone: an interrupt lost elsewhere is no signal of ours
         if not isinstance(err, KeyboardInterrupt) or threading.current_thread() is not threading.main_thread():
             self.previous(unraisable)

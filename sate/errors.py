@@ -8,7 +8,9 @@ bring into one (a newline, a terminal's escape sequence).
 
 import argparse
 import ctypes
+import multiprocessing
 import os
+import re
 import reprlib
 import resource
 import shlex
@@ -18,6 +20,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from types import FrameType
+from typing import Any
 
 # What a command says when a signal ends it: the CLI's last line, and the line of a run stopped while it waited in
 # C (sate.train.rendezvous), which must read the same.
@@ -67,6 +70,23 @@ def handlers_kept(signums: Iterable[int]) -> Iterator[None]:
                     signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
+def ignored_kept(register: Callable[[], object], signums: Iterable[int]) -> Callable[[], None]:
+    """``register`` (a library's setting of its signal handlers), after which each of ``signums`` that was ignored
+    before is ignored again. Lightning sets its own SIGTERM handler for a fit, calling the handler it found after
+    its own: one it found ignored (`trap '' TERM` in a wrapper, which sate keeps ignored) it called as
+    `signal.getsignal(SIG_IGN)`, i.e. SIGHUP's handler, so a `kill` during the fit ended `sate train` as
+    "terminated" (thirty-first hostile pass); its teardown puts back what it found."""
+    ignored = [s for s in signums if signal.getsignal(s) == signal.SIG_IGN]
+
+    def registered() -> None:
+        register()
+        for signum in ignored:
+            with suppress(ValueError):  # not the main thread, where the library set nothing either
+                signal.signal(signum, signal.SIG_IGN)
+
+    return registered
+
+
 def end_with_parent(parent: int) -> None:
     """In a worker process: be sent SIGTERM when the process that started it ends (Linux's PR_SET_PDEATHSIG), and end
     now if it already has. A command killed with SIGKILL (or by the out-of-memory killer) left its workers running:
@@ -81,6 +101,52 @@ def end_with_parent(parent: int) -> None:
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
     if os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+def worker_signals(parent: int, ending: Any, end: Callable[[int, FrameType | None], Any] | None = None) -> None:
+    """In a worker of a pool of the command: Ctrl-C left to the command (it reaches every process of the terminal),
+    SIGTERM and SIGHUP end the worker by ``end`` (None: as their default does), and it ends with the command
+    (`end_with_parent`). A signal ignored where the command was started (`nohup`, `trap '' HUP` or `TERM`) stays
+    ignored, as in the command itself: a hangup to the process group under `nohup sate synth ... &` ended every voicing
+    worker, and so the run (review31o). sate's own SIGTERMs still end a worker that ignores the user's: the pool's
+    terminate() (``ending``, a shared byte that `asks_workers_to_end` sets first) and the kernel's where the command
+    is gone (PR_SET_PDEATHSIG)."""
+    end_by = end or _end_by_default
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) != signal.SIG_IGN:
+            signal.signal(signum, end_by)
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+
+        def asked(signum: int, frame: FrameType | None) -> None:
+            if ending.value or os.getppid() != parent:
+                end_by(signum, frame)
+
+        signal.signal(signal.SIGTERM, asked)
+        if ending.value:  # the pool's SIGTERM came while this worker was starting, still ignoring it
+            end_by(signal.SIGTERM, None)
+    end_with_parent(parent)
+
+
+def _end_by_default(signum: int, frame: FrameType | None) -> None:
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def asks_workers_to_end(pool: Any, ending: Any) -> Any:
+    """``pool`` whose terminate() (the ``with``'s end) sets ``ending`` before it sends its workers SIGTERM, so that a
+    worker that keeps an ignored SIGTERM ignored (`worker_signals`) ends by it all the same."""
+    terminate = pool.terminate
+
+    def asked() -> None:
+        ending.value = 1
+        # a worker killed as it sent a result (SIGKILL, then Ctrl-C before `pool_results` saw it) holds the result
+        # queue's lock, on which terminate() waited for ever: 1 in 3 under `trap '' TERM` (the engineer's check)
+        _free_queue(pool, result_queue_only=True)
+        terminate()
+
+    pool.terminate = asked
+    return pool
 
 
 class _Repr(reprlib.Repr):
@@ -101,6 +167,80 @@ _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 4
 
 class SateError(Exception):
     """An error caused by the user's input (files, configs, checkpoints), not by a bug."""
+
+
+def pool_results(pool: Any, func: Callable[[Any], Any], items: Iterable[Any], what: str, advice: str,
+                 ordered: bool = False) -> Iterator[Any]:
+    """``pool.imap_unordered(func, items)`` (``ordered``: ``imap``) of a `multiprocessing` pool, ended by a
+    `SateError` naming ``what`` and saying ``advice`` where one of its workers ends in the middle of the work (the
+    out-of-memory killer's SIGKILL, a `kill -9` of it). The pool started another worker and waited for ever for the
+    lost task's result, or for the queue's lock the dead one held, deaf to Ctrl-C and `kill`: `sate features` hung so
+    after every shard was done (thirty-first hostile pass). Where this Python's pool keeps its workers otherwise
+    (private names), the results come as before."""
+    results = (pool.imap if ordered else pool.imap_unordered)(func, items)
+    seen: dict[int, Any] = {}
+    while True:
+        seen.update((p.pid, p) for p in getattr(pool, "_pool", []))  # the workers, those started again too
+        try:
+            result = results.next(timeout=0.5)
+        except StopIteration:
+            return
+        except multiprocessing.TimeoutError:
+            # a worker that ended with status 0 ended as asked (the pool's maxtasksperchild) and was replaced
+            dead = next((p for p in seen.values() if p.exitcode not in (None, 0)), None)
+            if dead is None:
+                continue
+            _free_queue(pool)
+            how = _how_ended(dead.exitcode)
+            oom = " (the out-of-memory killer sends it)" if dead.exitcode == -signal.SIGKILL else ""
+            raise SateError(f"{what} (pid {dead.pid}) {how}{oom} in the middle of the work; {advice}") from None
+        yield result
+
+
+def _how_ended(status: int) -> str:
+    """How a worker with exit status ``status`` ended: killed by a signal (status -N), or ended by one it handled
+    as SystemExit(128 + N), as a voicing worker does; it said "ended with status 129" of a hangup (review31o)."""
+    for signum in (-status, status - 128):
+        with suppress(ValueError):  # no signal of that number (a real-time one has no name either)
+            return f"was {'killed' if status < 0 else 'ended'} by {signal.Signals(signum).name}"
+    return f"ended with status {status}"
+
+
+# torch's words for a data-loading worker that ended in the middle of an epoch (its C++ SIGCHLD check, and the
+# loader's own wait for a batch)
+_LOADER_WORKER_LOST = re.compile(r"DataLoader worker \(pid(?:\(s\))? ([0-9][0-9, ]*)\) (?:is killed by signal: "
+                                 r"([^.]*)\.|exited unexpectedly(?: with exit code (-?[0-9]+))?)")
+_KILLED_WHY = {"Killed": " (the out-of-memory killer sends it)", "Bus error": " (out of shared memory, /dev/shm?)"}
+
+
+def loader_worker_lost(err: BaseException, advice: str) -> str | None:
+    """The one line for torch's RuntimeError of a data-loading worker that was killed (the out-of-memory killer's
+    SIGKILL, a `kill -9`) or ended, saying ``advice``: it was a traceback of some 60 lines from wherever the training
+    process was, through Lightning (thirty-first hostile pass); None for any other error."""
+    found = _LOADER_WORKER_LOST.search(str(err)) if isinstance(err, RuntimeError) else None
+    if found is None:
+        return None
+    pids, killed, status = found.groups()
+    how = (f"was killed by signal: {killed}{_KILLED_WHY.get(killed, '')}" if killed is not None
+           else "ended" + (f" with status {status}" if status is not None else ""))
+    return f"a data-loading worker (pid {pids}) {how} in the middle of an epoch; {advice}"
+
+
+def _free_queue(pool: Any, result_queue_only: bool = False) -> None:
+    """The locks of ``pool``'s queues released where a dead worker holds them, which the pool's terminate() takes and
+    waited on for ever: the task queue's read lock (an idle worker holds it while it waits for its next task: only
+    where a worker is known dead) and the result queue's write lock (a worker killed as it sent a result; a live one
+    holds it for a moment alone)."""
+    locks = (("_inqueue", "_rlock", 0.0), ("_outqueue", "_wlock", 1.0))
+    for queue, name, wait in locks[1:] if result_queue_only else locks:
+        lock = getattr(getattr(pool, queue, None), name, None)
+        if lock is None:
+            continue
+        if lock.acquire(timeout=wait) if wait else lock.acquire(False):
+            lock.release()
+            continue
+        with suppress(ValueError):
+            lock.release()
 
 
 def out_of_memory(err: BaseException) -> bool:

@@ -1403,3 +1403,300 @@ def test_sentencepiece_training_ends_with_a_killed_vocab_command(sigterm: signal
     finally:
         os.close(write)  # the training's input ends: an orphan of the old way exits too
         os.close(read)
+
+
+@pytest.mark.slow  # trains one epoch
+def test_a_sigterm_ignored_where_train_started_stays_ignored_in_the_fit(tmp_path: Path, prepared_data: Path) -> None:
+    """A wrapper's `trap '' TERM` asks sate to go on through a `kill`, as every command does; Lightning's SIGTERM
+    handler for the fit called what it found there, SIG_IGN, as `signal.getsignal(SIG_IGN)`: SIGHUP's handler,
+    which the CLI sets, so a `kill` during the fit ended `sate train` "terminated" (thirty-first hostile pass)."""
+    from lightning.pytorch.callbacks import Callback
+
+    from sate.cli import signals_as_interrupts
+    from sate.train.trainer import load_training_config, train
+    from tests.train.conftest import write_config
+
+    sent: list[int] = []
+
+    class Kill(Callback):
+        def on_train_batch_start(self, *args: object) -> None:
+            if not sent:
+                sent.append(signal.SIGTERM)
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    config = load_training_config(write_config(tmp_path, "asr", prepared_data), ["trainer.max_epochs=1"])
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with signals_as_interrupts():  # SIGHUP's handler as the CLI has it
+            train(config, tmp_path / "exp", callbacks=[Kill()])
+        assert sent and signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+        assert (tmp_path / "exp" / layout.CHECKPOINTS / layout.LAST_CHECKPOINT).is_file()  # the fit ran to its end
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.mark.slow  # imports Lightning (seconds in a fresh process)
+def test_lightnings_sigterm_lines_are_left_to_sates_own() -> None:
+    """Every `kill` of `sate train` during its fit printed Lightning's "[rank: 0] Received SIGTERM: 15" (and under
+    SLURM "Bypassing SIGTERM: 15") above sate's "sate train: terminated" (thirty-first hostile pass). Other lines
+    of its signal handling stay, on one line."""
+    import inspect
+    import logging
+
+    from lightning.fabric.utilities.rank_zero import rank_prefixed_message
+    from lightning.pytorch.trainer.connectors import signal_connector
+
+    from sate.train.trainer import OneLineRecords
+
+    said = inspect.getsource(signal_connector)
+    assert 'f"Received SIGTERM: {signum}"' in said and 'f"Bypassing SIGTERM: {signum}"' in said  # this Lightning's
+
+    def record(message: str) -> logging.LogRecord:
+        return logging.LogRecord(signal_connector.log.name, logging.INFO, __file__, 1, message, None, None)
+
+    for message in (rank_prefixed_message("Received SIGTERM: 15", 0), rank_prefixed_message("Received SIGTERM: 15", 3),
+                    "Bypassing SIGTERM: 15"):
+        assert not OneLineRecords().filter(record(message)), message
+    kept = record("Handling auto-requeue signal: 10")
+    assert OneLineRecords().filter(kept)
+
+
+def _nap(index: int) -> int:
+    """A task of `test_a_killed_pool_worker_ends_the_work_in_one_line`: the first at once, the others a while."""
+    time.sleep(0.05 if index == 0 else 30)
+    return index
+
+
+@pytest.mark.slow  # starts a pool of two processes
+@pytest.mark.parametrize("ordered", [False, True], ids=["features", "synth"])
+def test_a_killed_pool_worker_ends_the_work_in_one_line(ordered: bool) -> None:
+    """A feature (or voicing) worker killed with SIGKILL, as the out-of-memory killer does, left `sate features`
+    waiting for ever for its lost shard, deaf to Ctrl-C and `kill` (thirty-first hostile pass); the pool's own
+    terminate() then waited on the queue's lock where the dead worker held it. Now one line names the worker and how
+    it ended, and the pool ends."""
+    import multiprocessing
+
+    from sate.errors import pool_results
+
+    start = time.monotonic()
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        results = pool_results(pool, _nap, range(3), "a test worker", "run it again", ordered=ordered)
+        assert next(results) == 0
+        os.kill(pool._pool[0].pid, signal.SIGKILL)  # one busy with a 30 s task, or waiting for one with the lock
+        with pytest.raises(SateError) as caught:
+            next(results)
+    assert time.monotonic() - start < 20
+    assert re.fullmatch(r"a test worker \(pid [0-9]+\) was killed by SIGKILL \(the out-of-memory killer sends it\) in "
+                        r"the middle of the work; run it again", str(caught.value))
+
+
+def _a_while(index: int) -> int:
+    """A task of the pool tests below: long enough for the pool to wait on it (past `pool_results`' 0.5 s poll)."""
+    time.sleep(0.7)
+    return index
+
+
+def _ends_on_sigterm_as_a_voicing_worker_does() -> None:
+    def leave(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, leave)
+
+
+def _within(seconds: float, work: Callable[[], object]) -> object:
+    """``work()`` in a thread, failed where it has not ended in ``seconds`` (a pool's terminate() waiting for ever on
+    a worker that ignores SIGTERM) rather than hanging the test run."""
+    done: list[object] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(work())
+        except BaseException as err:  # noqa: BLE001 - raised again in the test's thread
+            failed.append(err)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"not ended in {seconds} s"
+    if failed:
+        raise failed[0]
+    return done[0]
+
+
+@pytest.mark.slow  # starts a pool of two processes (features: two spawned ones, loading torch)
+@pytest.mark.parametrize("command", ["synth", "features"])
+def test_signals_ignored_where_the_command_started_stay_ignored_in_its_workers(command: str) -> None:
+    """`nohup sate synth ... &`, then a hangup to the process group (a logout): sate itself keeps the ignored SIGHUP
+    ignored, but every voicing worker set it to end the worker, and the run stopped: "a voicing worker (pid N) ended
+    with status 129" (review31o). Workers now keep a SIGHUP or SIGTERM ignored (`trap '' TERM`) too, and the pool's
+    own terminate() still ends them."""
+    import multiprocessing
+
+    from sate.errors import pool_results
+
+    def work() -> tuple[list[int], list[multiprocessing.Process]]:
+        if command == "synth":
+            from sate.synth.corpus import _voicing_pool
+
+            pool = _voicing_pool(2)
+        else:
+            from sate.data.features import _workers_started
+
+            pool = _workers_started(multiprocessing.get_context("spawn"), 2)
+        with pool:
+            results = pool_results(pool, _a_while, range(4), "a test worker", "run it again")
+            got = [next(results)]
+            workers = list(pool._pool)
+            for worker in workers:  # the user's hangup and kill of the process group
+                os.kill(worker.pid, signal.SIGHUP)
+                os.kill(worker.pid, signal.SIGTERM)
+            got += results
+        return got, workers
+
+    before = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGHUP, signal.SIGTERM)}
+    try:
+        got, workers = _within(90, work)
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+    assert sorted(got) == [0, 1, 2, 3]
+    assert all(worker.exitcode is not None for worker in workers)  # ended by the with's terminate()
+
+
+def _holds_the_result_lock(lock: object) -> None:
+    """A worker killed as it sends a result, made sure of: it takes the result queue's lock and waits to be killed."""
+    lock.acquire()
+    time.sleep(60)
+
+
+@pytest.mark.slow  # starts a pool of two processes and one more
+def test_a_pool_whose_result_lock_a_killed_worker_holds_still_ends() -> None:
+    """A feature worker killed as it sent a result, then Ctrl-C before `pool_results` had seen it: the pool's
+    terminate() waited for ever on the result queue's lock the dead worker held (1 in 3 under `trap '' TERM`, the
+    engineer's check of fix31o). The command's pool now frees it as it asks its workers to end."""
+    import multiprocessing
+
+    from sate.errors import asks_workers_to_end
+
+    context = multiprocessing.get_context("fork")
+    ending = context.RawValue("b", 0)
+    pool = asks_workers_to_end(context.Pool(2), ending)
+    holder = context.Process(target=_holds_the_result_lock, args=(pool._outqueue._wlock,))
+    holder.start()
+    deadline = time.monotonic() + 10
+    while pool._outqueue._wlock.acquire(False):  # until the holder has it
+        pool._outqueue._wlock.release()
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.join()
+    _within(30, lambda: pool.__exit__(None, None, None))
+    assert ending.value == 1
+
+
+@pytest.mark.slow  # starts a pool of two processes, four times
+def test_a_worker_that_ends_as_its_pool_asks_is_no_loss() -> None:
+    """`pool_results` stopped the work where a worker had ended at all, one that ended as its pool asked
+    (maxtasksperchild, status 0) too: "a test worker (pid N) ended with status 0 in the middle of the work"
+    (review31o). Only a worker killed, or ended with another status, is a loss."""
+    import multiprocessing
+
+    from sate.errors import pool_results
+
+    with multiprocessing.get_context("fork").Pool(2, maxtasksperchild=1) as pool:
+        assert sorted(_within(60, lambda: list(pool_results(pool, _a_while, range(4), "a test worker", "again")))) \
+            == [0, 1, 2, 3]
+
+
+@pytest.mark.slow  # starts a pool of one process
+def test_a_worker_ended_by_a_signal_it_handles_is_said_by_the_signal() -> None:
+    """A voicing worker ends by a SIGTERM or SIGHUP as SystemExit(128 + N), which unwinds; the line said "ended with
+    status 143" (review31o). It names the signal now."""
+    import multiprocessing
+
+    from sate.errors import pool_results
+
+    with multiprocessing.get_context("fork").Pool(1, initializer=_ends_on_sigterm_as_a_voicing_worker_does) as pool:
+        results = pool_results(pool, _nap, range(3), "a voicing worker", "run it again", ordered=True)
+        assert next(results) == 0
+        os.kill(pool._pool[0].pid, signal.SIGTERM)
+        with pytest.raises(SateError) as caught:
+            next(results)
+    assert re.fullmatch(r"a voicing worker \(pid [0-9]+\) was ended by SIGTERM in the middle of the work; run it "
+                        r"again", str(caught.value)), caught.value
+
+
+@pytest.mark.slow  # trains until its first batch, with two loader processes
+def test_a_killed_data_loading_worker_is_one_line_and_leaves_no_experiment(tmp_path: Path,
+                                                                           prepared_data: Path) -> None:
+    """A data-loading worker of `sate train` (data.num_workers is 2 by default) killed with SIGKILL, as the
+    out-of-memory killer does, was torch's RuntimeError "DataLoader worker (pid N) is killed by signal: Killed."
+    under a traceback of some 60 lines through Lightning, the fresh experiment left with its snapshot and logs
+    (thirty-first hostile pass). One line now, and the experiment that has no checkpoint is removed."""
+    import multiprocessing
+
+    from lightning.pytorch.callbacks import Callback
+
+    from sate.train.trainer import load_training_config, train
+    from tests.train.conftest import write_config
+
+    class Kill(Callback):
+        def on_train_batch_start(self, *args: object) -> None:
+            workers = multiprocessing.active_children()
+            assert workers, "no loader process to kill"
+            os.kill(workers[0].pid, signal.SIGKILL)
+            time.sleep(5)  # torch's SIGCHLD check raises here, or at the next batch's wait
+
+    config = load_training_config(write_config(tmp_path, "asr", prepared_data),
+                                  ["data.num_workers=2", "trainer.max_epochs=3"])
+    with pytest.raises(SateError) as caught:
+        train(config, tmp_path / "exp", callbacks=[Kill()])
+    assert re.fullmatch(r"a data-loading worker \(pid [0-9]+\) (was killed by signal: Killed \(the out-of-memory "
+                        r"killer sends it\)|ended) in the middle of an epoch; run the command again, which resumes "
+                        r"from the last checkpoint if there is one \(a lower data.num_workers uses less memory\)",
+                        str(caught.value)), caught.value
+    assert not (tmp_path / "exp").exists()
+
+
+def test_torchs_words_for_a_lost_loader_worker_are_read() -> None:
+    """The two ways torch says a data-loading worker is gone, each one line naming the worker and what ended it;
+    any other RuntimeError is left alone."""
+    from sate.errors import loader_worker_lost
+
+    assert loader_worker_lost(RuntimeError("DataLoader worker (pid 8930) is killed by signal: Killed. "), "go") == (
+        "a data-loading worker (pid 8930) was killed by signal: Killed (the out-of-memory killer sends it) in the "
+        "middle of an epoch; go")
+    assert loader_worker_lost(RuntimeError("DataLoader worker (pid(s) 12, 13) exited unexpectedly"), "go") == (
+        "a data-loading worker (pid 12, 13) ended in the middle of an epoch; go")
+    assert loader_worker_lost(RuntimeError("DataLoader worker (pid 9) is killed by signal: Bus error. It is possible "
+                                           "that dataloader's workers are out of shared memory."), "go") == (
+        "a data-loading worker (pid 9) was killed by signal: Bus error (out of shared memory, /dev/shm?) in the "
+        "middle of an epoch; go")
+    assert loader_worker_lost(RuntimeError("CUDA error: device-side assert triggered"), "go") is None
+    assert loader_worker_lost(ValueError("DataLoader worker (pid 1) exited unexpectedly"), "go") is None
+
+
+def test_a_loader_workers_end_said_in_a_del_is_left_to_the_command() -> None:
+    """A `kill` of `sate train`'s process group (a scheduler's stop, `timeout`) ends its data-loading workers too,
+    and torch's data loader, collected as the command ended, printed "Exception ignored in: <function
+    _MultiProcessingDataLoaderIter.__del__ ...>" and some 20 lines ending "RuntimeError: DataLoader worker (pid N) is
+    killed by signal: Terminated." above "sate train: terminated" (thirty-first hostile pass). Other unraisable
+    errors are printed as before."""
+    import types
+
+    from sate.cli import signals_as_interrupts
+
+    def unraisable(err: BaseException) -> types.SimpleNamespace:
+        return types.SimpleNamespace(exc_type=type(err), exc_value=err, exc_traceback=None, err_msg=None,
+                                     object=None)
+
+    passed: list[str] = []
+    before, sys.unraisablehook = sys.unraisablehook, lambda u: passed.append(str(u.exc_value))  # the hook before
+    try:
+        with signals_as_interrupts():
+            sys.unraisablehook(unraisable(RuntimeError("DataLoader worker (pid 9) is killed by signal: Terminated.")))
+            sys.unraisablehook(unraisable(RuntimeError("something else")))
+    finally:
+        sys.unraisablehook = before
+    assert passed == ["something else"]

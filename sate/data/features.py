@@ -28,7 +28,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -63,7 +63,7 @@ from sate.data.manifest import (
     read_manifest,
     write_manifest,
 )
-from sate.errors import SateError, end_with_parent, first_few, one_line, shown
+from sate.errors import SateError, asks_workers_to_end, first_few, one_line, pool_results, shown, worker_signals
 from sate.files import (
     TEMP_TAIL,
     KeyTwice,
@@ -240,14 +240,14 @@ class Shard:
 _WORKER_FAILED: list[str] = []  # why this process could not start as a feature worker (`_init_worker`)
 
 
-def _init_worker(parent: int | None = None) -> None:
+def _init_worker(parent: int | None = None, ending: Any = None) -> None:
     """Load torch with one thread. A pool's initializer that raises is started again for ever (torch failing to load
     under a memory limit printed tracebacks until the command was killed): the failure is kept, and the worker's
     first shard raises it as one line. A worker process ends with the command (`end_with_parent`), even one
-    killed with SIGKILL, and leaves Ctrl-C to it."""
+    killed with SIGKILL, and leaves Ctrl-C to it; a SIGTERM or SIGHUP ignored where the command was started stays
+    ignored (`worker_signals`)."""
     if parent is not None:  # a worker of `_workers_started` (one the pool starts again later too)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        end_with_parent(parent)
+        worker_signals(parent, ending)
     try:
         import torch  # heavy: torch
 
@@ -265,7 +265,9 @@ def _workers_started(context: BaseContext, jobs: int) -> Pool:
     main = threading.current_thread() is threading.main_thread()  # signals are the main thread's to set
     before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
-        return context.Pool(jobs, initializer=_init_worker, initargs=(os.getpid(),))
+        ending = context.RawValue("b", 0)
+        return asks_workers_to_end(context.Pool(jobs, initializer=_init_worker, initargs=(os.getpid(), ending)),
+                                   ending)
     finally:
         if main:
             signal.signal(signal.SIGINT, before if before is not None else signal.default_int_handler)
@@ -1017,7 +1019,9 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
             # spawn: forking a process that already ran torch's OpenMP pool can hang the children.
             try:
                 with _workers_started(mp.get_context("spawn"), min(args.jobs, len(todo))) as pool:
-                    for count in pool.imap_unordered(compute_shard, todo):
+                    for count in pool_results(pool, compute_shard, todo, "a feature worker", "run `sate features` "
+                                              "again, which goes on from the finished shards (fewer --jobs use "
+                                              "less memory)"):
                         bar.update(count)
                     pool.close()  # ended by their queue, not by the with's terminate(), which SIGTERMs them while it
                     pool.join()  # holds their queue's lock: sate synth's voicing hung so (fifteenth hostile pass)

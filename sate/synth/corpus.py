@@ -13,20 +13,20 @@ import json
 import os
 import random
 import shutil
-import signal
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from multiprocessing import Pool
+from multiprocessing import Pool, RawValue
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import numpy as np
 import soundfile as sf
 
 from sate import layout
 from sate.data.audio import wav_info
-from sate.errors import SateError, end_with_parent, one_line, shell_word, shown
+from sate.errors import SateError, asks_workers_to_end, one_line, pool_results, shell_word, shown, worker_signals
 from sate.files import (
     append_only,
     atomic_open,
@@ -484,16 +484,20 @@ def check_folders_writable(root: Path, names: Sequence[str], option: str = "--ou
                             f"another {option}")
 
 
-def _worker_signals(parent: int) -> None:
+def _worker_signals(parent: int, ending: Any) -> None:
     """A voicing process ends without a word when the command is stopped. Forked, it inherited the CLI's handlers,
     and each worker printed a `Terminated` or `KeyboardInterrupt` traceback under the command's one line. Now the
     parent alone handles Ctrl-C (which reaches every process of the terminal) and terminates the pool, and a
     SIGTERM or SIGHUP exits a worker as SystemExit, which unwinds (its temporary directory is removed) and which
-    multiprocessing ends quietly; the command killed (SIGKILL) ends them by a SIGTERM too (`end_with_parent`)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _exit_quietly)
-    end_with_parent(parent)
+    multiprocessing ends quietly; the command killed (SIGKILL) ends them by a SIGTERM too. One ignored where the
+    command was started (`nohup`) stays ignored (`worker_signals`)."""
+    worker_signals(parent, ending, _exit_quietly)
+
+
+def _voicing_pool(jobs: int) -> Any:
+    """A pool of ``jobs`` voicing processes (`_worker_signals`), its terminate() asking them to end."""
+    ending = RawValue("b", 0)
+    return asks_workers_to_end(Pool(jobs, initializer=_worker_signals, initargs=(os.getpid(), ending)), ending)
 
 
 def _exit_quietly(signum: int, frame: FrameType | None) -> None:
@@ -554,9 +558,10 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
     work = [(talk, root / "data" / talk.split) for talk in talks]
     bar = tqdm(total=sum(len(t.pairs) for t in talks), unit="utt", desc="voicing", disable=not progress)
     try:  # the bar closed before the CLI's line ("sate synth: terminated"), not redrawn after it
-        with Pool(max(1, min(jobs, len(work))), initializer=_worker_signals,
-                  initargs=(os.getpid(),)) as workers:  # one per talk at most
-            for talk, segs in zip(talks, workers.imap(voice_talk, work), strict=True):
+        with _voicing_pool(max(1, min(jobs, len(work)))) as workers:  # one per talk at most
+            voiced = pool_results(workers, voice_talk, work, "a voicing worker", "run the command again, which goes "
+                                  "on from the voiced talks (fewer --jobs use less memory)", ordered=True)
+            for talk, segs in zip(talks, voiced, strict=True):
                 segments[talk.number] = segs
                 bar.update(len(segs))
             # ended by their queue, not by the with's terminate(): it SIGTERMs the workers while it holds their

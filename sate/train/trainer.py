@@ -38,7 +38,16 @@ from sate.config import (
 )
 from sate.data.features import SPEED_SPLIT
 from sate.data.manifest import TRAIN_SPLIT
-from sate.errors import SateError, handlers_kept, one_line, out_of_memory, shell_word, shown
+from sate.errors import (
+    SateError,
+    handlers_kept,
+    ignored_kept,
+    loader_worker_lost,
+    one_line,
+    out_of_memory,
+    shell_word,
+    shown,
+)
 from sate.files import lock_holder, remove_abandoned, require_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, check_init_parts, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
@@ -665,16 +674,20 @@ def _remove_unused(exp: Path, made: Path | None) -> None:
             break
 
 
+_SIGTERM_SAID = re.compile(r"(\[rank: [0-9]+\] )?(Received|Bypassing) SIGTERM: [0-9]+")  # Lightning's, at a kill
+
+
 class OneLineRecords(logging.Filter):
     """Lightning's own lines, made `one_line`: they name the checkpoint a run restores as given ("Restoring states
     from the checkpoint path at EXP/checkpoints/last.ckpt"), so an --exp holding an escape sequence or a line break
     reached the terminal raw, where sate's own lines escape it. Its "Detected KeyboardInterrupt" is dropped: the
     command ends with its own line ("interrupted", or "terminated" for a `kill`, which Lightning also called a
-    KeyboardInterrupt)."""
+    KeyboardInterrupt); so are its "[rank: 0] Received SIGTERM: 15" and "Bypassing SIGTERM: 15", which came above
+    "sate train: terminated" at every `kill` (thirty-first hostile pass)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage().strip()
-        if message.startswith("Detected KeyboardInterrupt"):
+        if message.startswith("Detected KeyboardInterrupt") or _SIGTERM_SAID.fullmatch(message):
             return False
         # the banner of a run of several processes, which names no path, keeps its lines: it came as one line of
         # literal "\n"s ("----...\ndistributed_backend=gloo\nAll distributed processes registered...", 24th pass)
@@ -875,6 +888,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         log_every_n_steps=tconf.log_every_n_steps, num_sanity_val_steps=0, enable_model_summary=False,
         default_root_dir=exp,
     )
+    connector = trainer._signal_connector  # a SIGTERM ignored where sate train was started stays so in the fit
+    connector.register_signal_handlers = ignored_kept(connector.register_signal_handlers, [signal.SIGTERM])
     if trainer.is_global_zero:
         if point.path is not None:
             drop_rows_after(exp, resumed_step)  # rows a killed run logged after the checkpoint come again
@@ -898,6 +913,14 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     except OtherItems as err:  # the loader's position, restored only inside fit
         raise SateError(f"{point.path}: cannot resume: it {err}. Restore the split as it was when the run "
                         f"stopped, or train into a new --exp") from None
+    except RuntimeError as err:  # a loader worker killed (the out-of-memory killer): torch's traceback
+        lost = loader_worker_lost(err, "run the command again, which resumes from the last checkpoint if there is "
+                                  "one (a lower data.num_workers uses less memory)")
+        if lost is None:
+            raise
+        if isinstance(err.__context__, KeyboardInterrupt):  # the kill of the process group that ended the worker,
+            raise err.__context__ from None  # met while the interrupt unwound: the command ends as that kill says
+        raise SateError(lost) from None
     except SystemExit as err:  # Lightning ends a fit that Ctrl-C or `kill` stopped with exit(1), once it has torn
         if isinstance(err.__context__, KeyboardInterrupt):  # the run down: the interrupt goes on, so the command
             raise err.__context__ from None  # ends as every other does (130, 143, its one line); it was status 1
