@@ -13,6 +13,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
