@@ -75,13 +75,13 @@ def check_limits(options: DecodeOptions) -> DecodeOptions:
         raise SateError(f"beam must be at least 1 and at most {MAX_BEAM}, got {options.beam}")
     if abs(options.lenpen) > MAX_LENPEN:
         raise SateError(f"lenpen must be from -{MAX_LENPEN:g} to {MAX_LENPEN:g} (the exponent of the length "
-                        f"normalisation; fairseq's default is 1), got {options.lenpen:g}")
+                        f"normalisation; fairseq's default is 1), got {options.lenpen}")
     if abs(options.length_bonus) > MAX_LENGTH_BONUS:
         raise SateError(f"length_bonus must be from -{MAX_LENGTH_BONUS:g} to {MAX_LENGTH_BONUS:g} (log-probability "
-                        f"added per token), got {options.length_bonus:g}")
+                        f"added per token), got {options.length_bonus}")
     if options.max_len_ratio > MAX_LEN_RATIO:
         raise SateError(f"max_len_ratio must be positive and at most {MAX_LEN_RATIO:g} (target tokens per "
-                        f"memory position), got {options.max_len_ratio:g}")
+                        f"memory position), got {options.max_len_ratio}")
     return options
 
 
