@@ -16,7 +16,7 @@ import yaml
 
 from sate.config import load_yaml_value
 from sate.errors import SateError, one_line, shown
-from sate.numbers import is_digits, is_number, real_number, whole_number
+from sate.numbers import is_digits, is_number, plain, real_number, whole_number
 from sate.settings import POSITIVE, Invalid, Section, at_least, helps, read, setting
 
 # Upper bounds, checked before anything is allocated: past them a typo (beam=10000, max_len_ratio=1e6) used
@@ -88,6 +88,9 @@ def check_limits(options: DecodeOptions) -> DecodeOptions:
 def decode_options(values: Mapping[str, object], where: str) -> DecodeOptions:
     """Options a user gave (``--decode``, a pack's sate.yaml, the API) over the defaults, checked and within the
     limits; an unknown option, a wrong type or a value out of range is one `SateError` naming ``where``."""
+    beam = plain(values.get("beam"))
+    if isinstance(beam, int) and not isinstance(beam, bool) and beam > MAX_BEAM:  # past int64, read said "at most
+        raise SateError(f"{where}: beam must be at least 1 and at most {MAX_BEAM}, got {beam}")  # 2**63-1" (hand31e)
     options = read(DecodeOptions, values, f"{where}: ", noun="decoding option")
     try:
         return check_limits(options)
