@@ -252,8 +252,34 @@ def decode_memory(decoder: nn.Module, memory: torch.Tensor, memory_lengths: torc
     """The same from an already encoded memory (B, T, D) with lengths (B,), so callers that also need
     the CTC output encode once. `decoder` is the model's ESPnet `TransformerDecoder`. Every hypothesis of
     every utterance starts with `prefix` (target ids, no sos; module doc), cut at the maximum length."""
+    memory_lengths = _memory_lengths(decoder, memory, memory_lengths)
     with eval_mode(decoder):
-        return _search(decoder, memory, memory_lengths.to(memory.device), eos, options, prefix)
+        return _search(decoder, memory, memory_lengths, eos, options, prefix)
+
+
+def _memory_lengths(decoder: nn.Module, memory: object, lengths: object) -> torch.Tensor:
+    """The lengths (B,) of a memory (B, T, D) the decoder attends to, on its device, or one line saying what is wrong
+    with either. The encode-once path takes them from the caller: one length for a batch of two was broadcast, the
+    second utterance read to the first's length from the padding, exit 0; a length past T, a memory of one utterance
+    (T, D) or of another width were torch's size tracebacks, a list of lengths an AttributeError (hand31e)."""
+    width = decoder.decoders[0].src_attn.linear_k.in_features
+    if not torch.is_tensor(memory) or memory.dim() != 3 or memory.size(-1) != width:
+        got = tuple(memory.shape) if torch.is_tensor(memory) else type(memory).__name__
+        raise SateError(f"memory: expected a (batch, positions, {width}) tensor, the encoder's output, got {got}")
+    if isinstance(lengths, list | tuple) and all(isinstance(n, int) and not isinstance(n, bool) for n in lengths):
+        lengths = torch.tensor(lengths, dtype=torch.long)
+    if not torch.is_tensor(lengths) or lengths.shape != memory.shape[:1] or lengths.dtype == torch.bool \
+            or lengths.is_complex():
+        got = tuple(lengths.shape) if torch.is_tensor(lengths) else type(lengths).__name__
+        raise SateError(f"memory_lengths: expected one length per utterance of the memory ({memory.size(0)}), got "
+                        f"{got}")
+    if lengths.is_floating_point() and not bool((lengths == lengths.round()).all()):
+        raise SateError(f"memory_lengths: expected whole numbers of positions, got {lengths.tolist()}")
+    lengths = lengths.to(device=memory.device, dtype=torch.long)
+    if lengths.numel() and int(lengths.max()) > memory.size(1):
+        i = int(lengths.argmax())
+        raise SateError(f"memory_lengths[{i}] is {int(lengths[i])}, past the {memory.size(1)} positions of the memory")
+    return lengths
 
 
 class _IncrementalDecoder:

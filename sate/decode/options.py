@@ -16,7 +16,7 @@ import yaml
 
 from sate.config import load_yaml_value
 from sate.errors import SateError, one_line, shown
-from sate.numbers import is_digits, is_number, real_number, whole_number
+from sate.numbers import is_digits, is_number, plain, real_number, whole_number
 from sate.settings import POSITIVE, Invalid, Section, at_least, helps, read, setting
 
 # Upper bounds, checked before anything is allocated: past them a typo (beam=10000, max_len_ratio=1e6) used
@@ -75,19 +75,22 @@ def check_limits(options: DecodeOptions) -> DecodeOptions:
         raise SateError(f"beam must be at least 1 and at most {MAX_BEAM}, got {options.beam}")
     if abs(options.lenpen) > MAX_LENPEN:
         raise SateError(f"lenpen must be from -{MAX_LENPEN:g} to {MAX_LENPEN:g} (the exponent of the length "
-                        f"normalisation; fairseq's default is 1), got {options.lenpen:g}")
+                        f"normalisation; fairseq's default is 1), got {options.lenpen}")
     if abs(options.length_bonus) > MAX_LENGTH_BONUS:
         raise SateError(f"length_bonus must be from -{MAX_LENGTH_BONUS:g} to {MAX_LENGTH_BONUS:g} (log-probability "
-                        f"added per token), got {options.length_bonus:g}")
+                        f"added per token), got {options.length_bonus}")
     if options.max_len_ratio > MAX_LEN_RATIO:
         raise SateError(f"max_len_ratio must be positive and at most {MAX_LEN_RATIO:g} (target tokens per "
-                        f"memory position), got {options.max_len_ratio:g}")
+                        f"memory position), got {options.max_len_ratio}")
     return options
 
 
 def decode_options(values: Mapping[str, object], where: str) -> DecodeOptions:
     """Options a user gave (``--decode``, a pack's sate.yaml, the API) over the defaults, checked and within the
     limits; an unknown option, a wrong type or a value out of range is one `SateError` naming ``where``."""
+    beam = plain(values.get("beam"))
+    if isinstance(beam, int) and not isinstance(beam, bool) and beam > MAX_BEAM:  # past int64, read said "at most
+        raise SateError(f"{where}: beam must be at least 1 and at most {MAX_BEAM}, got {beam}")  # 2**63-1" (hand31e)
     options = read(DecodeOptions, values, f"{where}: ", noun="decoding option")
     try:
         return check_limits(options)

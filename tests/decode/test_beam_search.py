@@ -537,3 +537,27 @@ def test_hub_waveforms_of_any_float_dtype_decode_and_a_short_one_is_one_line(
             beam_search(w2v, {"feats": waves[:1, :width], "feats_lengths": torch.tensor([width])}, options)
     assert len(beam_search(w2v, {"feats": waves[:1, :400], "feats_lengths": torch.tensor([400])}, options)) == 1
     assert len(beam_search(w2v, {"feats": waves.double(), "feats_lengths": lengths}, options)) == 2
+
+
+def test_the_encode_once_path_refuses_lengths_that_do_not_fit_the_memory() -> None:
+    """`decode_memory` takes the memory's lengths from its caller: one length for a batch of two was broadcast and the
+    second utterance decoded to the first's length, from the padding, exit 0; a length past the memory, a memory of
+    one utterance (T, D) and a list of lengths were torch tracebacks (thirty-first hostile pass)."""
+    torch.manual_seed(0)
+    model = build_model("mt", tiny_config("mt"), 10, 12).eval()
+    with torch.no_grad():
+        memory, lengths = model.encode_text(torch.randint(0, 10, (2, 6)), torch.tensor([6, 3]))
+    options = DecodeOptions(beam=2, max_len_ratio=0.5)
+    want = [[h.tokens for h in hyps] for hyps in decode_memory(model.decoder, memory, lengths, model.eos, options)]
+    for given in ([6, 3], lengths.float()):  # a list of ints and whole floats decode as the lengths they are
+        got = decode_memory(model.decoder, memory, given, model.eos, options)
+        assert [[h.tokens for h in hyps] for hyps in got] == want
+    for bad_memory, bad_lengths, message in (
+            (memory, lengths[:1], r"^memory_lengths: expected one length per utterance of the memory \(2\), "
+                                  r"got \(1,\)$"),
+            (memory, torch.tensor([9, 3]), r"^memory_lengths\[0\] is 9, past the 6 positions of the memory$"),
+            (memory, torch.tensor([6.0, 2.5]), r"^memory_lengths: expected whole numbers of positions"),
+            (memory[0], lengths[:1], r"^memory: expected a \(batch, positions, 32\) tensor, the encoder's output, got "
+                                     r"\(6, 32\)$")):
+        with pytest.raises(SateError, match=message):
+            decode_memory(model.decoder, bad_memory, bad_lengths, model.eos, options)

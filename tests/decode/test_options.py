@@ -39,6 +39,12 @@ def test_decoding_commands_list_every_option_with_its_default(command: str,
     ({"lenpen": 1e300}, "lenpen must be from -10 to 10 .*got 1e[+]300"),
     ({"lenpen": -11}, "lenpen must be from -10 to 10"),
     ({"length_bonus": -1e300}, "length_bonus must be from -100 to 100 .*got -1e[+]300"),
+    # just past a bound, the value is shown as given: "at most 10, got 10" (six digits of :g) refused 10 (hand31e)
+    ({"max_len_ratio": 10.0000001}, "at most 10 .*got 10.0000001$"),
+    ({"lenpen": -10.0000001}, "from -10 to 10 .*got -10.0000001$"),
+    ({"length_bonus": 100.0000001}, "from -100 to 100 .*got 100.0000001$"),
+    # past int64 it was "beam must be at least 1 and at most 2**63-1", a bound that --beam 1000 then broke (hand31e)
+    ({"beam": 10**23}, f"beam must be at least 1 and at most {MAX_BEAM}, got {10**23}$"),
 ])
 def test_unbounded_options_are_refused_before_any_memory_is_taken(changes: dict, message: str) -> None:
     with pytest.raises(SateError, match=message):
