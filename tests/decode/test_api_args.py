@@ -763,3 +763,18 @@ def test_a_url_given_as_an_input_is_named_as_one(translators: dict[str, SpeechTr
     (tmp_path / "http:" / "host").mkdir(parents=True)
     sf.write(tmp_path / "http:" / "host" / "talk.wav", talk, SAMPLE_RATE)
     assert st.translate(["http://host/talk.wav"])[0].segments == expected
+
+
+def test_one_feature_matrix_given_where_a_list_goes_is_told_to_pass_a_list(translators: dict[str, SpeechTranslator],
+                                                                         talk: np.ndarray) -> None:
+    """`decode_features(st.features(samples))` read the matrix row by row: "feats[0]: expected an array of shape
+    (T, 80), got (80,)", no word of the list it wants (thirty-first hostile pass); the advice, followed, decodes, and
+    a stacked (N, T, 80) array is still N matrices."""
+    st = translators["st"]
+    feats = st.features(talk[:SAMPLE_RATE // 2])
+    for one in (feats, torch.from_numpy(feats)):
+        with pytest.raises(SateError) as single:
+            st.decode_features(one)
+        assert str(single.value) == f"feats: one array of shape {feats.shape}, not a list of them: pass it in a list " \
+                                    "([feats])"
+    assert st.decode_features([feats]) == st.decode_features(np.stack([feats]))
