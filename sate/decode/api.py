@@ -21,6 +21,7 @@ ASR pack gives transcripts only; an MT pack translates text (the second half of 
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import itertools
 import os
@@ -28,10 +29,10 @@ import re
 import urllib.parse
 import urllib.request
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import torch
@@ -329,6 +330,22 @@ def check_ctc_scores(logits: torch.Tensor, lengths: torch.Tensor, model: Path) -
                         "values, as a training that diverged leaves (optim.lr too high?)")
 
 
+R = TypeVar("R")
+
+
+def _on_device(method: Callable[..., R]) -> Callable[..., R]:
+    """``method`` run with the translator's device as torch's default: under a notebook's
+    `torch.set_default_device("cuda")` (or "meta"), the tensors the decoding makes without naming a device went there,
+    not to the translator's, and every call was torch's "Tensor on device cpu is not on the expected device" (the
+    VAD's and the fbank's alike, which run on the CPU; thirty-first hostile pass)."""
+    @functools.wraps(method)
+    def wrapped(self: SpeechTranslator, *args: Any, **kwargs: Any) -> R:
+        with self.device:
+            return method(self, *args, **kwargs)
+
+    return wrapped
+
+
 def _batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     """Indices sorted by length (longest first) cut into batches: little padding, OOM shows up first."""
     if batch_size < 1:
@@ -392,7 +409,8 @@ class SpeechTranslator:
         info = read_pack_yaml(directory)
         check_pack_parts(directory, info)
         vocabs = dict(zip(("src", "tgt"), load_vocabularies(directory, info.task, info.vocab), strict=True))
-        model, meta = model_from_file(directory / MODEL)
+        with torch.device("cpu"):  # built where the weights are read, then moved (see `_on_device`)
+            model, meta = model_from_file(directory / MODEL)
         if meta["task"] != info.task:
             raise SateError(f"{directory / MODEL} holds a model of task {meta['task']}, but sate.yaml says {info.task}")
         check_pack_tokens(meta, directory, info, tuple(vocabs.values()))
@@ -530,9 +548,11 @@ class SpeechTranslator:
             from sate.data.waveform import waveform_input
 
             return waveform_input(wave)
-        feats = compute_fbank(wave)
+        with torch.device("cpu"):  # numpy in and out, whatever torch's default device is (see `_on_device`)
+            feats = compute_fbank(wave)
         return self.cmvn(feats) if self.cmvn is not None else feats
 
+    @_on_device
     @torch.inference_mode()
     def decode_features(self, feats: Sequence[np.ndarray], options: DecodeOptions | None = None,
                         batch_size: int = 16) -> list[tuple[str, str | None]]:
@@ -690,6 +710,7 @@ class SpeechTranslator:
 
     # ------------------------------------------------------------------------------------------ text
 
+    @_on_device
     @torch.inference_mode()
     def translate_text(self, texts: Sequence[str], options: DecodeOptions | None = None,
                        batch_size: int = 64) -> list[str]:
