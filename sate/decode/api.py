@@ -21,14 +21,18 @@ ASR pack gives transcripts only; an MT pack translates text (the second half of 
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import itertools
 import os
+import re
+import urllib.parse
+import urllib.request
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import torch
@@ -203,6 +207,26 @@ def _refuse_line_ends(name: str) -> None:
         raise SateError(one_line(f"{name}: no such file{residue.hint}"))
 
 
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:/")  # scheme:// (a Path's, as `sate translate` gives it, collapsed to :/)
+
+
+def _refuse_url(name: str) -> None:
+    """Refuse a URL given as an input's name, saying what to give: a notebook's `translate(["https://.../a.wav"])` was
+    "https:/.../a.wav: no such file (relative to the current directory ...)", the name not as given (the path
+    collapsed its //) and no word that sate reads local files only (thirty-first hostile pass). A local file or
+    folder of that name (a folder "https:") is read as before."""
+    if not URL.match(name) or os.path.lexists(name):  # a drive letter (c:/) is no scheme of two letters
+        return
+    scheme = name.split(":", 1)[0].lower()
+    if scheme == "file":
+        path = urllib.request.url2pathname(urllib.parse.urlparse(name).path)
+        there = "" if os.path.lexists(path) else ", which is not there either"
+        raise SateError(one_line(f"{name}: a file:// URL, not a file's path: give its path ({path}{there})"))
+    how = " (urllib.request.urlretrieve(url, name), or curl -o NAME URL)" if scheme in ("http", "https", "ftp") else ""
+    raise SateError(one_line(f"{name}: a URL, not a file: sate reads local files; download it first{how} and give "
+                             "the file"))
+
+
 SLACK = SAMPLE_RATE // 1000  # samples a segment may lack at the file's end: a resampled file's length, rounded
 
 
@@ -306,6 +330,22 @@ def check_ctc_scores(logits: torch.Tensor, lengths: torch.Tensor, model: Path) -
                         "values, as a training that diverged leaves (optim.lr too high?)")
 
 
+R = TypeVar("R")
+
+
+def _on_device(method: Callable[..., R]) -> Callable[..., R]:
+    """``method`` run with the translator's device as torch's default: under a notebook's
+    `torch.set_default_device("cuda")` (or "meta"), the tensors the decoding makes without naming a device went there,
+    not to the translator's, and every call was torch's "Tensor on device cpu is not on the expected device" (the
+    VAD's and the fbank's alike, which run on the CPU; thirty-first hostile pass)."""
+    @functools.wraps(method)
+    def wrapped(self: SpeechTranslator, *args: Any, **kwargs: Any) -> R:
+        with self.device:
+            return method(self, *args, **kwargs)
+
+    return wrapped
+
+
 def _batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     """Indices sorted by length (longest first) cut into batches: little padding, OOM shows up first."""
     if batch_size < 1:
@@ -369,7 +409,8 @@ class SpeechTranslator:
         info = read_pack_yaml(directory)
         check_pack_parts(directory, info)
         vocabs = dict(zip(("src", "tgt"), load_vocabularies(directory, info.task, info.vocab), strict=True))
-        model, meta = model_from_file(directory / MODEL)
+        with torch.device("cpu"):  # built where the weights are read, then moved (see `_on_device`)
+            model, meta = model_from_file(directory / MODEL)
         if meta["task"] != info.task:
             raise SateError(f"{directory / MODEL} holds a model of task {meta['task']}, but sate.yaml says {info.task}")
         check_pack_tokens(meta, directory, info, tuple(vocabs.values()))
@@ -437,6 +478,7 @@ class SpeechTranslator:
                             "split on newlines where find -print0 wrote NUL-separated ones?)")
         if isinstance(source, str | Path):
             _refuse_line_ends(str(source))
+            _refuse_url(str(source))
         # os.path.isfile: a name too long for the file system is no file (audio_blocks names it), not an OSError
         if isinstance(source, str | Path) and os.path.isfile(source):  # read twice, block by block: any length
             spans, duration = file_segments(source, vad)
@@ -506,9 +548,11 @@ class SpeechTranslator:
             from sate.data.waveform import waveform_input
 
             return waveform_input(wave)
-        feats = compute_fbank(wave)
+        with torch.device("cpu"):  # numpy in and out, whatever torch's default device is (see `_on_device`)
+            feats = compute_fbank(wave)
         return self.cmvn(feats) if self.cmvn is not None else feats
 
+    @_on_device
     @torch.inference_mode()
     def decode_features(self, feats: Sequence[np.ndarray], options: DecodeOptions | None = None,
                         batch_size: int = 16) -> list[tuple[str, str | None]]:
@@ -666,6 +710,7 @@ class SpeechTranslator:
 
     # ------------------------------------------------------------------------------------------ text
 
+    @_on_device
     @torch.inference_mode()
     def translate_text(self, texts: Sequence[str], options: DecodeOptions | None = None,
                        batch_size: int = 64) -> list[str]:

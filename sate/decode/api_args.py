@@ -110,9 +110,13 @@ def features(values: Sequence[np.ndarray], columns: int | None, least: int) -> l
     encoder's: waveforms (T,) with ``columns`` None), T at least ``least`` (what 0.1 s gives), every value finite
     and within ±`MAX_FEATURE`.
     81 columns decoded without a word; no frames, too few or NaN were tracebacks from torch or ESPnet."""
+    shape = "(T,)" if columns is None else f"(T, {columns})"
+    if getattr(values, "ndim", None) == (1 if columns is None else 2):  # `decode_features(st.features(w))`: one
+        # matrix, read row by row: "feats[0]: expected an array of shape (T, 80), got (80,)" (thirty-first hostile pass)
+        raise SateError(f"feats: one array of shape {tuple(values.shape)}, not a list of them: pass it in a list "
+                        "([feats])")
     out = []
     for i, value in enumerate(many(values, "feats")):
-        shape = "(T,)" if columns is None else f"(T, {columns})"
         x = as_array(value, f"feats[{i}]", f"an array of shape {shape}")
         if x.ndim != (1 if columns is None else 2) or (columns is not None and x.shape[1] != columns):
             raise SateError(f"feats[{i}]: expected an array of shape {shape}, got {x.shape}")

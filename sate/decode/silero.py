@@ -95,13 +95,14 @@ class SileroNetwork:
         self.basis = w["stft.forward_basis_buffer"]
         self.convs = [(w[f"encoder.{i}.reparam_conv.weight"], w[f"encoder.{i}.reparam_conv.bias"], stride)
                       for i, stride in enumerate(STRIDES)]
-        self.lstm = torch.nn.LSTM(128, 128, dtype=torch.float32)  # float32 whatever torch's default dtype is
+        # float32 on the CPU, whatever torch's default dtype and device (`torch.set_default_device("cuda")`) are
+        self.lstm = torch.nn.LSTM(128, 128, dtype=torch.float32, device="cpu")
         with torch.no_grad():
             for ours, theirs in (("weight_ih_l0", "weight_ih"), ("weight_hh_l0", "weight_hh"),
                                  ("bias_ih_l0", "bias_ih"), ("bias_hh_l0", "bias_hh")):
                 getattr(self.lstm, ours).copy_(w[f"decoder.rnn.{theirs}"])
         self.out = (w["decoder.decoder.2.weight"], w["decoder.decoder.2.bias"])
-        self.context = torch.zeros(CONTEXT, dtype=torch.float32)
+        self.context = torch.zeros(CONTEXT, dtype=torch.float32, device="cpu")
         self.state: tuple[Any, Any] | None = None
 
     def __call__(self, windows: np.ndarray) -> np.ndarray:

@@ -735,3 +735,46 @@ def test_a_windows_list_read_in_python_is_told_of_its_mark_and_line_break(
     assert second.error.startswith("u0.wav\\n: no such file; u0.wav is there: the name given ends with '\\n'")
     with open(tmp_path / "list.txt", encoding="utf-8") as names:
         assert [line.strip().replace("\ufeff", "") for line in names] == ["u0.wav", "u0.wav"]  # the advice
+
+
+@pytest.mark.slow
+def test_a_url_given_as_an_input_is_named_as_one(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                                  tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`translate(["https://host/a.wav"])` was "https:/host/a.wav: no such file (relative to the current directory
+    ...)": the name not as given and no word that sate reads local files (thirty-first hostile pass). A file://
+    URL is told its path, and the advice, followed, translates; a local folder named like a scheme is read as ever."""
+    st = translators["st"]
+    monkeypatch.chdir(tmp_path)
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    with pytest.raises(SateError) as url:
+        st.translate(["https://example.com/talk.wav"])
+    assert str(url.value) == ("https://example.com/talk.wav: a URL, not a file: sate reads local files; download it "
+                              "first (urllib.request.urlretrieve(url, name), or curl -o NAME URL) and give the file")
+    (s3,) = st.stream([Path("s3://bucket/talk.flac")])  # as `sate translate` gives it: a Path, its // collapsed
+    assert s3.error == "s3:/bucket/talk.flac: a URL, not a file: sate reads local files; download it first and give " \
+                       "the file"
+    with pytest.raises(SateError) as local:
+        st.translate([(tmp_path / "talk.wav").as_uri()])
+    assert str(local.value) == f"{(tmp_path / 'talk.wav').as_uri()}: a file:// URL, not a file's path: give its " \
+                               f"path ({tmp_path / 'talk.wav'})"
+    advised = str(local.value).rsplit("(", 1)[1].rstrip(")")
+    expected = st.translate(["talk.wav"])[0].segments
+    assert st.translate([advised])[0].segments == expected
+    (tmp_path / "http:" / "host").mkdir(parents=True)
+    sf.write(tmp_path / "http:" / "host" / "talk.wav", talk, SAMPLE_RATE)
+    assert st.translate(["http://host/talk.wav"])[0].segments == expected
+
+
+def test_one_feature_matrix_given_where_a_list_goes_is_told_to_pass_a_list(translators: dict[str, SpeechTranslator],
+                                                                         talk: np.ndarray) -> None:
+    """`decode_features(st.features(samples))` read the matrix row by row: "feats[0]: expected an array of shape
+    (T, 80), got (80,)", no word of the list it wants (thirty-first hostile pass); the advice, followed, decodes, and
+    a stacked (N, T, 80) array is still N matrices."""
+    st = translators["st"]
+    feats = st.features(talk[:SAMPLE_RATE // 2])
+    for one in (feats, torch.from_numpy(feats)):
+        with pytest.raises(SateError) as single:
+            st.decode_features(one)
+        assert str(single.value) == f"feats: one array of shape {feats.shape}, not a list of them: pass it in a list " \
+                                    "([feats])"
+    assert st.decode_features([feats]) == st.decode_features(np.stack([feats]))

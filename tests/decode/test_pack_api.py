@@ -604,6 +604,26 @@ def test_a_pack_decodes_alike_under_another_default_dtype(packs: dict[str, Path]
 
 
 @pytest.mark.slow
+def test_a_pack_decodes_alike_under_another_default_device(packs: dict[str, Path], prepared_data: Path) -> None:
+    """`torch.set_default_device("cuda")` in a notebook put the tensors the VAD, the fbank and the decoding make
+    without naming a device there, not on the translator's: every `translate`, of a translator loaded before it too,
+    was torch's "Tensor on device cpu is not on the expected device" (thirty-first hostile pass). "meta" stands in
+    for a GPU here: each part runs on its own device, and a pack loaded after it is built on the CPU."""
+    path = read_manifest(prepared_data / "tst-COMMON.jsonl")[0]["audio"]
+    st, mt = SpeechTranslator.load(packs["st"], "cpu"), SpeechTranslator.load(packs["mt"], "cpu")
+    expected, text = st.translate([path], vad=VadOptions(method="silero")), mt.translate_text(["hello world"])
+    torch.set_default_device("meta")
+    try:
+        assert st.translate([path], vad=VadOptions(method="silero")) == expected
+        loaded = SpeechTranslator.load(packs["st"], "cpu")
+        assert loaded.translate([path], vad=VadOptions(method="silero")) == expected
+        assert SpeechTranslator.load(packs["mt"], "cpu").translate_text(["hello world"]) == text
+        assert torch.zeros(1).device.type == "meta"  # the caller's default, as it was
+    finally:
+        torch.set_default_device(None)
+
+
+@pytest.mark.slow
 def test_a_pack_whose_model_file_was_cast_whole_translates_as_it_did(packs: dict[str, Path], prepared_data: Path,
                                                                    tmp_path: Path) -> None:
     """A pack shrunk with `{k: v.half() for k, v in sd.items()}` (or widened with `.double()`) makes the conformer's
