@@ -334,13 +334,15 @@ R = TypeVar("R")
 
 
 def _on_device(method: Callable[..., R]) -> Callable[..., R]:
-    """``method`` run with the translator's device as torch's default: under a notebook's
+    """``method`` run with torch's own default device (the CPU) as the default: under a notebook's
     `torch.set_default_device("cuda")` (or "meta"), the tensors the decoding makes without naming a device went there,
     not to the translator's, and every call was torch's "Tensor on device cpu is not on the expected device" (the
-    VAD's and the fbank's alike, which run on the CPU; thirty-first hostile pass)."""
+    VAD's and the fbank's alike, which run on the CPU; thirty-first hostile pass). Not the translator's device: on a
+    GPU that would put every such tensor there, where the decoding, written and measured with the CPU as the default,
+    moves what it needs itself (the engineer's read of hand31a)."""
     @functools.wraps(method)
     def wrapped(self: SpeechTranslator, *args: Any, **kwargs: Any) -> R:
-        with self.device:
+        with torch.device("cpu"):
             return method(self, *args, **kwargs)
 
     return wrapped
