@@ -370,3 +370,29 @@ def test_a_model_that_reads_waveforms_is_refused_before_any_work(tmp_path: Path,
                             "fbank features (the split's, or an audio file's as `sate features` computes them), so it "
                             "cannot analyse this model\n") and err.count("\n") == 1
     assert not (tmp_path / "h.png").exists() and not (tmp_path / "loc").exists()
+
+
+@pytest.mark.slow  # draws a map
+@pytest.mark.parametrize("kind", ["ogg", "flac"])
+def test_an_audio_file_joined_from_two_with_cat_is_refused(tmp_path: Path, prepared_data: Path,
+                                                            model_files: dict[str, Path], kind: str,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Thirty-first hostile pass: an Ogg or FLAC joined from two files with cat (an Ogg chain) was read as its first
+    file alone, and its map drawn and named by the whole file, exit 0, where `sate translate` refuses it; the two
+    parts it names, given one at a time, are analysed."""
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    wave = read_segment(row["audio"], row["offset"], row["duration"])
+    parts = [tmp_path / f"part{n}.{kind}" for n in (1, 2)]
+    for part, half in zip(parts, (wave[: len(wave) // 2], wave[len(wave) // 2:]), strict=True):
+        sf.write(part, half, 16000)
+    joined = tmp_path / f"talk.{kind}"
+    joined.write_bytes(parts[0].read_bytes() + parts[1].read_bytes())
+    out = tmp_path / "heat.png"
+    assert main(["analyze", "attention", "--model", str(model_files["st"]), str(joined), "--data",
+                 str(prepared_data), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"talk.{kind}: another {'Ogg' if kind == 'ogg' else 'FLAC'} stream begins at byte " \
+           f"{parts[0].stat().st_size:,}" in err
+    assert not out.exists()
+    assert main(["analyze", "attention", "--model", str(model_files["st"]), str(parts[0]), "--data",
+                 str(prepared_data), "--out", str(out)]) == 0
