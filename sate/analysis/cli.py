@@ -382,6 +382,11 @@ def audio_batch(am: AnalysisModel, audio: Path, data: Path | None) -> Batch:
 
     if am.task == "mt":
         raise SateError(f"{am.path} is an MT model: it reads text; give --data, --split and --utt")
+    if audio.exists() and not audio.is_file() and not audio.is_dir():  # `cat talk.wav | ... /dev/stdin`: it was "not
+        # an audio file (a segment is read at its offset)", of a split's rows, and no word of what to do (31st pass)
+        raise SateError(f"{audio}: a pipe or a device; `sate analyze attention` reads its audio FILE twice (its "
+                        "length, then its samples), which a stream cannot give: save the stream to a file "
+                        "(... > talk.wav) and give that")
     info = wav_info(audio)
     if info.duration > MAX_SEGMENT:  # every position against every other, per head and layer, all kept for the plot
         raise SateError(f"{audio}: {info.duration:,.1f} s of audio; `sate analyze attention` reads a file whole as one "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -396,3 +397,13 @@ def test_an_audio_file_joined_from_two_with_cat_is_refused(tmp_path: Path, prepa
     assert not out.exists()
     assert main(["analyze", "attention", "--model", str(model_files["st"]), str(parts[0]), "--data",
                  str(prepared_data), "--out", str(out)]) == 0
+
+
+def test_an_audio_file_that_is_a_pipe_is_told_to_be_saved_first(tmp_path: Path, model_files: dict[str, Path]) -> None:
+    """Thirty-first hostile pass: a pipe given as the FILE (`cat talk.wav | sate analyze attention ... /dev/stdin`)
+    was "not an audio file (a segment is read at its offset)", words about a split's rows, with nothing to do."""
+    fifo = tmp_path / "talk.wav"
+    os.mkfifo(fifo)
+    model = analyze.load_model(model_files["st"])
+    with pytest.raises(SateError, match=r"talk\.wav: a pipe or a device; .* save the stream to a file"):
+        analyze.audio_batch(model, fifo, None)
