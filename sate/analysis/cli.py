@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sate import layout
-from sate.data.audio import read_segment, wav_info
+from sate.data.audio import audio_blocks, read_segment, wav_info
 from sate.data.cmvn_record import require_cmvn
 from sate.data.features import compute_fbank
 from sate.data.manifest import check_split_names, manifest_splits, read_manifest
@@ -382,12 +382,21 @@ def audio_batch(am: AnalysisModel, audio: Path, data: Path | None) -> Batch:
 
     if am.task == "mt":
         raise SateError(f"{am.path} is an MT model: it reads text; give --data, --split and --utt")
+    if audio.exists() and not audio.is_file() and not audio.is_dir():  # `cat talk.wav | ... /dev/stdin`: it was "not
+        # an audio file (a segment is read at its offset)", of a split's rows, and no word of what to do (31st pass)
+        raise SateError(f"{audio}: a pipe or a device; `sate analyze attention` reads its audio FILE twice (its "
+                        "length, then its samples), which a stream cannot give: save the stream to a file "
+                        "(... > talk.wav) and give that")
     info = wav_info(audio)
     if info.duration > MAX_SEGMENT:  # every position against every other, per head and layer, all kept for the plot
         raise SateError(f"{audio}: {info.duration:,.1f} s of audio; `sate analyze attention` reads a file whole as one "
                         f"utterance and keeps every attention map of it, so it takes {MAX_SEGMENT:g} s at most (a "
                         "20-minute file asked for gigabytes): cut the recording with `sate segment` and give one "
                         "segment")
+    # the checks of the reader `sate translate` reads a file with, run on its first block: an Ogg or FLAC joined from
+    # two files with cat was read as its first alone, its map drawn and named by the file, exit 0 (thirty-first pass)
+    with contextlib.closing(audio_blocks(audio)) as blocks:
+        next(blocks, None)
     feats = compute_fbank(read_segment(audio, 0.0, info.duration, sample_rate=info.sample_rate))
     cmvn = normalizer(am, data)
     feats = torch.from_numpy(cmvn(feats) if cmvn is not None else feats)

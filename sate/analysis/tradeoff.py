@@ -77,11 +77,21 @@ class Run:
         return f", {self.options}" if self.options else ""
 
     @property
+    def folder(self) -> Path:
+        """What names the run: its folder, or the file given where it is not called results.json (links to runs'
+        results gathered in one folder, `plots/w2.json`: each was named by that folder alone, rows alike)."""
+        return self.path.parent if self.path.name == RESULTS else self.path.with_suffix("")
+
+    @property
+    def references_file(self) -> Path:
+        return references_file(self.path)
+
+    @property
     def offline_name(self) -> str:
         """An offline run's name: its folder, its model where runs of several models are drawn, and whether it
         translated whole talks (`evaluate --talks`: VAD segments re-segmented, not the reference's sentences; two
         offline runs were told apart by their folders' names alone: twenty-fourth hostile pass)."""
-        return f"{self._of}{self.path.parent.name}{', whole talks' if self.talks else ''}"
+        return f"{self._of}{self.folder.name}{', whole talks' if self.talks else ''}"
 
     @property
     def _of(self) -> str:
@@ -111,7 +121,9 @@ def read_run(path: Path) -> Run:
                                                          None for key in ("bleu_ci", "chrf", "chrf_ci")),
                   talks=bool(results.get("talks")),
                   model=one_line(results["model"]) if isinstance(results.get("model"), str) else None,
-                  references=_references(file.parent / "ref.txt"),
+                  # beside the file a link points to: links gathered in one folder (plots/w2.json) had none beside
+                  # them, and en-de and en-zh runs of split dev were drawn as one (thirty-first hostile pass)
+                  references=_references(references_file(file)),
                   decode=tuple((one_line(str(k)), one_line(shown(v))) for k, v in decode.items())
                   if isinstance(decode, dict) else (),
                   device=_device(results.get("device")))
@@ -154,6 +166,11 @@ def _device(device: object) -> str | None:
         return None
     kind, colon, _ = device.partition(":")
     return one_line(device if colon or kind == "cpu" else f"{device}:0")
+
+
+def references_file(results: Path) -> Path:
+    """The ``ref.txt`` `sate evaluate` wrote beside a results file; beside the file it points to, where it is a link."""
+    return (real_path(results) if results.is_symlink() else results).parent / "ref.txt"
 
 
 def _references(path: Path) -> str | None:
@@ -203,7 +220,7 @@ def label_options(runs: list[Run]) -> list[Run]:
     # alike: one point of one line (a chunk-size sweep is the same name at several chunks, each on its own line)
     points = [(run.series, run.value) for run in runs if run.policy is not None]
     return [run if run.policy is None or points.count((run.series, run.value)) == 1 else
-            replace(run, options=", ".join(filter(None, (run.options, f"run {one_line(str(run.path.parent))}"))))
+            replace(run, options=", ".join(filter(None, (run.options, f"run {one_line(str(run.folder))}"))))
             for run in runs]
 
 
@@ -229,7 +246,7 @@ def check_same_sentences(runs: list[Run]) -> None:
     first = next((run for run in runs if run.references is not None), None)
     other = next((run for run in runs if run.references not in (None, first.references)), None) if first else None
     if first is not None and other is not None:
-        raise SateError(f"{other.path.parent / 'ref.txt'} differs from {first.path.parent / 'ref.txt'}: the runs "
+        raise SateError(f"{other.references_file} differs from {first.references_file}: the runs "
                         "decoded different sentences (another data directory, or another manifest of the split), so "
                         "they cannot share one plot")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -370,3 +371,39 @@ def test_a_model_that_reads_waveforms_is_refused_before_any_work(tmp_path: Path,
                             "fbank features (the split's, or an audio file's as `sate features` computes them), so it "
                             "cannot analyse this model\n") and err.count("\n") == 1
     assert not (tmp_path / "h.png").exists() and not (tmp_path / "loc").exists()
+
+
+@pytest.mark.slow  # draws a map
+@pytest.mark.parametrize("kind", ["ogg", "flac"])
+def test_an_audio_file_joined_from_two_with_cat_is_refused(tmp_path: Path, prepared_data: Path,
+                                                            model_files: dict[str, Path], kind: str,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Thirty-first hostile pass: an Ogg or FLAC joined from two files with cat (an Ogg chain) was read as its first
+    file alone, and its map drawn and named by the whole file, exit 0, where `sate translate` refuses it; the two
+    parts it names, given one at a time, are analysed."""
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    wave = read_segment(row["audio"], row["offset"], row["duration"])
+    parts = [tmp_path / f"part{n}.{kind}" for n in (1, 2)]
+    for part, half in zip(parts, (wave[: len(wave) // 2], wave[len(wave) // 2:]), strict=True):
+        sf.write(part, half, 16000)
+    joined = tmp_path / f"talk.{kind}"
+    joined.write_bytes(parts[0].read_bytes() + parts[1].read_bytes())
+    out = tmp_path / "heat.png"
+    assert main(["analyze", "attention", "--model", str(model_files["st"]), str(joined), "--data",
+                 str(prepared_data), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"talk.{kind}: another {'Ogg' if kind == 'ogg' else 'FLAC'} stream begins at byte " \
+           f"{parts[0].stat().st_size:,}" in err
+    assert not out.exists()
+    assert main(["analyze", "attention", "--model", str(model_files["st"]), str(parts[0]), "--data",
+                 str(prepared_data), "--out", str(out)]) == 0
+
+
+def test_an_audio_file_that_is_a_pipe_is_told_to_be_saved_first(tmp_path: Path, model_files: dict[str, Path]) -> None:
+    """Thirty-first hostile pass: a pipe given as the FILE (`cat talk.wav | sate analyze attention ... /dev/stdin`)
+    was "not an audio file (a segment is read at its offset)", words about a split's rows, with nothing to do."""
+    fifo = tmp_path / "talk.wav"
+    os.mkfifo(fifo)
+    model = analyze.load_model(model_files["st"])
+    with pytest.raises(SateError, match=r"talk\.wav: a pipe or a device; .* save the stream to a file"):
+        analyze.audio_batch(model, fifo, None)

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from sate.analysis.tradeoff import label_options, plot, read_run
+from sate.analysis.tradeoff import check_same_sentences, label_options, plot, read_run
 from sate.cli import main
+from sate.errors import SateError
+from sate.files import real_path
 
 
 def _results(path: Path, bleu: float, policy: str | None = None, laal: float = 0.0, laal_ca: float = 0.0,
@@ -458,3 +460,23 @@ def test_two_offline_ceilings_are_named_on_the_plot(tmp_path: Path) -> None:
     assert {("packs/st: st", 22.0), ("packs/shrink: shrink", 18.0)} <= texts, texts
     alone = {text.get_text() for text in plot(runs[:1] + runs[2:], tmp_path / "q.png").axes[0].texts}
     assert "packs/st: st" not in alone
+
+
+def test_links_to_runs_gathered_in_one_folder_are_compared_and_named_apart(tmp_path: Path) -> None:
+    """Thirty-first hostile pass: links to runs' results gathered in one folder (plots/w2.json -> ev/w2/results.json)
+    had no ref.txt beside them, so an en-de and an en-zh run of split dev were drawn as one plot, exit 0, and two
+    runs alike were both rows 'wait-k=2, run plots'. The references beside each link's file are compared, and a file
+    not called results.json names its run."""
+    paths = {name: _results(tmp_path / name, 10.0, "wait-k=2", 1.0, 1.2) for name in ("de", "zh", "de_again")}
+    for name, refs in (("de", "Guten Tag.\n"), ("zh", "你好。\n"), ("de_again", "Guten Tag.\n")):
+        (paths[name] / "ref.txt").write_text(refs, encoding="utf-8")
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    for name in paths:
+        (plots / f"{name}.json").symlink_to(paths[name] / "results.json")
+    with pytest.raises(SateError, match=f"{real_path(paths['zh'])}/ref.txt differs from {real_path(paths['de'])}/"):
+        check_same_sentences([read_run(plots / f"{name}.json") for name in ("de", "zh")])
+    runs = [read_run(plots / f"{name}.json") for name in ("de", "de_again")]
+    check_same_sentences(runs)
+    assert [run.name for run in label_options(runs)] == [f"wait-k=2, run {plots / 'de'}",
+                                                         f"wait-k=2, run {plots / 'de_again'}"]
