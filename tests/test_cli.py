@@ -34,7 +34,6 @@ def test_each_command_has_a_description_and_no_none_defaults(command: str, capsy
     assert not re.search(r"\(default:? ([^)]+)\) \(default:? \1\)", " ".join(printed.split())), printed
 
 
-@pytest.mark.slow
 def test_no_command_module_imports_torch_at_module_level() -> None:
     """`sate.cli` imports every command module, and none imports torch, Lightning or ESPnet at module level:
     `sate --help` and `sate synth` never pay for them."""

@@ -111,8 +111,10 @@ def features(values: Sequence[np.ndarray], columns: int | None, least: int) -> l
     and within ±`MAX_FEATURE`.
     81 columns decoded without a word; no frames, too few or NaN were tracebacks from torch or ESPnet."""
     shape = "(T,)" if columns is None else f"(T, {columns})"
-    if getattr(values, "ndim", None) == (1 if columns is None else 2):  # `decode_features(st.features(w))`: one
-        # matrix, read row by row: "feats[0]: expected an array of shape (T, 80), got (80,)" (thirty-first hostile pass)
+    # `decode_features(st.features(w))`: one matrix, read row by row: "feats[0]: expected an array of shape (T, 80),
+    # got (80,)" (thirty-first hostile pass); a numpy object array of ragged waveforms is a list of them (review31z)
+    ragged = getattr(getattr(values, "dtype", None), "kind", "") == "O"
+    if getattr(values, "ndim", None) == (1 if columns is None else 2) and not ragged:
         raise SateError(f"feats: one array of shape {tuple(values.shape)}, not a list of them: pass it in a list "
                         "([feats])")
     out = []

@@ -778,3 +778,16 @@ def test_one_feature_matrix_given_where_a_list_goes_is_told_to_pass_a_list(trans
         assert str(single.value) == f"feats: one array of shape {feats.shape}, not a list of them: pass it in a list " \
                                     "([feats])"
     assert st.decode_features([feats]) == st.decode_features(np.stack([feats]))
+
+
+def test_ragged_waveforms_in_a_numpy_object_array_are_a_list_of_them() -> None:
+    """Waveforms of different lengths held in a numpy object array (ragged, one dimension) decoded before the
+    one-array advice (thirty-first hostile pass) and were then refused as "one array, not a list" (review31z)."""
+    from sate.decode.api_args import features
+
+    waves = np.empty(2, dtype=object)
+    waves[0], waves[1] = np.zeros(1600, dtype=np.float32), np.ones(2000, dtype=np.float32) / 4
+    got = features(waves, None, 1600)
+    assert [w.shape for w in got] == [(1600,), (2000,)]
+    with pytest.raises(SateError, match=r"^feats: one array of shape \(2000,\), not a list of them"):
+        features(waves[1], None, 1600)
