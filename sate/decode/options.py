@@ -89,8 +89,9 @@ def decode_options(values: Mapping[str, object], where: str) -> DecodeOptions:
     """Options a user gave (``--decode``, a pack's sate.yaml, the API) over the defaults, checked and within the
     limits; an unknown option, a wrong type or a value out of range is one `SateError` naming ``where``."""
     beam = plain(values.get("beam"))
-    if isinstance(beam, int) and not isinstance(beam, bool) and beam > MAX_BEAM:  # past int64, read said "at most
-        raise SateError(f"{where}: beam must be at least 1 and at most {MAX_BEAM}, got {beam}")  # 2**63-1" (hand31e)
+    # past int64, `read` said "at most 2**63-1" (hand31e); the number shortened, as every value in a message is
+    if isinstance(beam, int) and not isinstance(beam, bool) and beam > MAX_BEAM:
+        raise SateError(f"{where}: beam must be at least 1 and at most {MAX_BEAM}, got {shown(beam)}")
     options = read(DecodeOptions, values, f"{where}: ", noun="decoding option")
     try:
         return check_limits(options)
