@@ -468,36 +468,51 @@ TEMP_TAIL = re.compile(r"[a-z0-9_]{8}\.tmp")  # what `tempfile.mkstemp` adds aft
 _TEMP_LOCKS: dict[Path, int] = {}  # temporary file -> a descriptor holding its lock until it is renamed or removed
 
 
-def _sweep_abandoned(path: Path, min_age: float = ABANDONED_AFTER) -> list[Path]:
-    """Remove the temporary siblings of ``path`` that no writer holds: SIGKILL during an atomic write left
-    `.NAME.XXXXXXXX.tmp` beside the file for good. Only names of the form this module makes for ``path`` are
-    looked at, and each is removed under its own lock, so a live writer's file (locked) is never touched; where the
-    file system has no locks nothing is removed. `min_age` 0 is for a caller that holds the folder's own lock, so
-    that no writer can be between a temporary file's creation and its lock. Returns what was removed."""
-    prefix, now, removed = temp_prefix(path.name), time.time(), []
+def abandoned_temps(path: Path, min_age: float = ABANDONED_AFTER, folders: bool = False) -> Iterator[Path]:
+    """The temporary siblings of ``path`` (`.NAME.XXXXXXXX.tmp` files, or with ``folders`` the folders `sate pack`
+    builds in) that no writer holds, each yielded while this process holds its lock, for the caller to remove. Only
+    names of the form this module makes for ``path`` are looked at, older than ``min_age`` seconds (the instant
+    between a temporary's creation and its lock); where the file system has no locks none is yielded."""
+    prefix, now = temp_prefix(path.name), time.time()
     try:
         entries = list(os.scandir(path.parent))
     except OSError:
-        return removed
+        return
     for entry in entries:
         name = entry.name
         if not (name.startswith(prefix) and TEMP_TAIL.fullmatch(name[len(prefix):])):
             continue
         try:
-            if not entry.is_file(follow_symlinks=False) or \
-                    now - entry.stat(follow_symlinks=False).st_mtime < min_age:
+            kind = entry.is_dir if folders else entry.is_file
+            if not kind(follow_symlinks=False) or now - entry.stat(follow_symlinks=False).st_mtime < min_age:
                 continue
-            fd = _open_to_lock(entry.path)
+            fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW) if folders else \
+                _open_to_lock(entry.path)
         except OSError:
             continue
         try:
-            if try_flock(fd) and still_named(Path(entry.path), fd):
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
+            held = try_flock(fd) and still_named(Path(entry.path), fd)
         except OSError:
-            pass  # another sweeper took it, or the folder may not be written: the write itself will say so
+            held = False
+        try:
+            if held:
+                yield Path(entry.path)
         finally:
             os.close(fd)
+
+
+def _sweep_abandoned(path: Path, min_age: float = ABANDONED_AFTER) -> list[Path]:
+    """Remove the temporary siblings of ``path`` that no writer holds (`abandoned_temps`): SIGKILL during an atomic
+    write left `.NAME.XXXXXXXX.tmp` beside the file for good; a live writer's file (locked) is never touched.
+    `min_age` 0 is for a caller that holds the folder's own lock, so that no writer can be between a temporary
+    file's creation and its lock. Returns what was removed."""
+    removed = []
+    for left in abandoned_temps(path, min_age):
+        try:
+            os.unlink(left)
+            removed.append(left)
+        except OSError:
+            pass  # another sweeper took it, or the folder may not be written: the write itself will say so
     return removed
 
 

@@ -26,7 +26,6 @@ import argparse
 import itertools
 import os
 import shutil
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +45,8 @@ from sate.errors import SateError, first_few, one_line, shell_word, shown
 from sate.files import (
     ABANDONED_AFTER,
     SNIFF,
-    TEMP_TAIL,
     ZIP_MAGIC,
+    abandoned_temps,
     directory_held,
     folders_held,
     holds_data_files,
@@ -59,9 +58,7 @@ from sate.files import (
     remove_temp_dir,
     require_directory,
     require_file,
-    still_named,
     temp_prefix,
-    try_flock,
     what_is_there,
 )
 from sate.layout import (
@@ -416,28 +413,13 @@ def remove_abandoned_builds(out: Path, min_age: float = ABANDONED_AFTER) -> list
     offered it as a pack to give (thirty-first hostile pass). A build holds its folder locked (`directory_held`),
     so only one no process holds, older than ``min_age`` seconds (the instant between its making and its lock), is
     removed; where the file system has no locks, none is. Returns what was removed."""
-    prefix, now, removed = temp_prefix(out.name), time.time(), []
-    try:
-        entries = list(os.scandir(out.parent))
-    except OSError:
-        return removed
-    for entry in entries:
-        if not (entry.name.startswith(prefix) and TEMP_TAIL.fullmatch(entry.name[len(prefix):])):
-            continue
+    removed = []
+    for left in abandoned_temps(out, min_age, folders=True):
         try:
-            if not entry.is_dir(follow_symlinks=False) or now - entry.stat(follow_symlinks=False).st_mtime < min_age:
-                continue
-            fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+            remove_temp_dir(left)
+            removed.append(left)
         except OSError:
-            continue
-        try:
-            if try_flock(fd) and still_named(Path(entry.path), fd):
-                remove_temp_dir(Path(entry.path))
-                removed.append(Path(entry.path))
-        except OSError:
-            pass  # a folder that may not be locked or emptied is left as it is
-        finally:
-            os.close(fd)
+            pass  # a folder that may not be emptied is left as it is
     return removed
 
 
