@@ -496,14 +496,24 @@ def test_ci_with_a_python_older_than_3_11_says_so(tmp_path: Path, python: str) -
             'echo "ModuleNotFoundError: No module named \'tomllib\'" >&2\nexit 1\n' if old else
             '#!/bin/sh\necho "pyenv: python3.12: command not found" >&2\nexit 127\n')
         Path(python).chmod(0o755)
+    env = {**os.environ, **NO_PACKAGES, "PYTHON": python, "SATE_VENV": str(tmp_path / "venv")}
     run = subprocess.run([str(ROOT / ".ci" / "run")], capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                         env={**os.environ, **NO_PACKAGES, "PYTHON": python, "SATE_VENV": str(tmp_path / "venv")})
+                         env={**env, "PATH": _pythons(tmp_path, "python3.12")})
     assert (run.returncode, run.stdout) == (1, "")
     assert run.stderr == (f".ci/run: PYTHON={python} is Python 3.10, and CI needs 3.11 or newer: set PYTHON to one "
-                          "(PYTHON=python3.11 .ci/run)\n" if old else
+                          "(PYTHON=python3.12 .ci/run)\n" if old else
                           f".ci/run: PYTHON={python} does not run here: set PYTHON to a Python 3.11 or newer "
-                          "(PYTHON=python3.11 .ci/run)\n")
+                          "(PYTHON=python3.12 .ci/run)\n")
     assert not (tmp_path / "venv").exists()
+    # hand31i: with none on the PATH it advised "(PYTHON=python3.11 .ci/run)", the very PYTHON that did not run
+    (tmp_path / "pythons").rename(tmp_path / "gone")
+    for i, given in enumerate((python, "python3.11")):
+        run = subprocess.run([str(ROOT / ".ci" / "run")], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                             env={**env, "PYTHON": given, "PATH": _pythons(tmp_path, None)})
+        assert run.returncode == 1 and run.stderr.endswith(
+            "(none is on the PATH: install one, e.g. sudo apt-get install python3.11 python3.11-venv on Ubuntu "
+            "22.04, and run PYTHON=python3.11 .ci/run, its name or path)\n"), run.stderr
+        (tmp_path / "pythons").rename(tmp_path / f"gone-{i}")
 
 
 @pytest.mark.slow
