@@ -152,6 +152,26 @@ def test_a_copied_environment_is_pointed_at_the_checkout_not_refused(tmp_path: P
     assert not (tmp_path / "venv" / "pip.log").exists()
 
 
+@pytest.mark.slow  # 0.9 s: run.sh and pytest --version started
+@needs_tts
+def test_pip_installs_into_the_environment_whatever_pip_s_settings_say(tmp_path: Path) -> None:
+    """hand31i: `PIP_USER=1` in the environment (or `user = true` in a pip.conf, common on clusters) stopped the
+    setup on pip's own "Can not perform a '--user' install", and `PIP_TARGET`/`PIP_PREFIX`/`PIP_ROOT` would install
+    outside the environment while the stamp said it was set up. run.sh's pip runs with them off (an environment
+    variable outranks pip's configuration files), and the caller's other pip settings (an index) still reach it."""
+    venv = _fake_venv(tmp_path / "venv", stamp="")
+    python = (venv / "bin" / "python").read_text()
+    (venv / "bin" / "python").write_text(python.replace(
+        'echo "$@" >>', 'echo "$@ user=$PIP_USER target=${PIP_TARGET-} prefix=${PIP_PREFIX-} root=${PIP_ROOT-}" >>'))
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv), PIP_USER="1", PIP_TARGET=str(tmp_path / "t"),
+                  PIP_PREFIX=str(tmp_path / "p"), PIP_ROOT=str(tmp_path / "r"))
+    assert run.returncode == 0, run.stderr
+    settings = " user=0 target= prefix= root="
+    assert (venv / "pip.log").read_text().splitlines() == [
+        f"-m pip install -q pip==24.2{settings}", f"-m pip install -q -e {ROOT}[test]{settings}",
+        f"-m pip check{settings}"]
+
+
 @pytest.mark.slow
 @needs_tts
 def test_the_place_of_an_environment_is_compared_as_a_physical_path(tmp_path: Path) -> None:
