@@ -244,7 +244,7 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
             raise SateError(f"{path} and {kept['path']} both hold epoch {epoch}, of different runs or updates (one "
                             "copied in from elsewhere?): move one out of the checkpoint folder")
     if not by_epoch:
-        raise SateError(f"{ckpt_dir}: no epoch checkpoints to average")
+        return _last_alone(ckpt_dir, last)
     ckpts = [by_epoch[e] for e in sorted(by_epoch)]
     count = last if last is not None else best
     if count is not None and len(ckpts) < count:  # the recipes' --average-n 10 over a config keeping 5 took 5, said
@@ -297,6 +297,27 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
               f"{len(ckpts)} epoch checkpoints are", file=sys.stderr)
     scored.sort(key=lambda c: c["sate"]["metrics"][metric], reverse=(mode == "max"))
     return sorted(scored[:best], key=lambda c: c["sate"]["epoch"])
+
+
+def _last_alone(ckpt_dir: Path, last: int | None) -> list[dict]:
+    """With no epoch checkpoint in the folder (removed to save disk), the run's latest weights, last.ckpt, are what is
+    left: `--last N` takes them, said; `--best N` is told that. It was "no epoch checkpoints to average", with no way
+    on, and `sate pack --model EXP/checkpoints/last.ckpt`'s advice (`sate average --exp EXP --last N`) failed when
+    followed (hand31c)."""
+    path = ckpt_dir / layout.LAST_CHECKPOINT
+    if not path.is_file():
+        raise SateError(f"{ckpt_dir}: no epoch checkpoints to average")
+    if last is None:
+        raise SateError(f"{ckpt_dir}: holds {layout.LAST_CHECKPOINT} alone, no epoch checkpoint (removed?): none to "
+                        f"rank by --best; --last 1 writes a model file of {layout.LAST_CHECKPOINT}, the run's latest "
+                        "weights")
+    ckpt = {**_header(path), "path": path}
+    step = ckpt.get("global_step", ckpt["sate"].get("step"))
+    at = f", update {step:,}" if is_int64(step) else ""
+    print(f"sate average: note: --last {last}: {one_line(str(ckpt_dir))} holds no epoch checkpoint (removed?), only "
+          f"{layout.LAST_CHECKPOINT}: took its weights alone, the run's latest (epoch {ckpt['sate']['epoch']}{at})",
+          file=sys.stderr)
+    return [ckpt]
 
 
 def _validated_before(ckpt: dict, metric: str) -> bool:

@@ -54,6 +54,16 @@ def test_average_is_the_elementwise_mean(tmp_path: Path, make_config: MakeConfig
         "that many, or training ran that few epochs); averaged those\n")
     assert main(["average", "--exp", str(exp), "--last", "3", "--out", str(tmp_path / "three.pt")]) == 0
     assert capsys.readouterr().err == ""
+    # the epoch checkpoints removed to save disk: last.ckpt's weights are the model file (hand32k; it was "no epoch
+    # checkpoints to average")
+    for path in (exp / "checkpoints").iterdir():
+        if path.name != "last.ckpt":
+            path.unlink()
+    assert main(["average", "--exp", str(exp), "--last", "1", "--out", str(tmp_path / "latest.pt")]) == 0
+    assert "only last.ckpt: took its weights alone" in capsys.readouterr().err
+    latest = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)["state_dict"]
+    written = torch.load(tmp_path / "latest.pt", weights_only=True)["model"]
+    assert all(torch.equal(value, latest["model." + key]) for key, value in written.items())
 
 
 @pytest.mark.slow
@@ -557,3 +567,27 @@ def test_epochs_removed_under_an_earlier_keep_last_are_not_called_removed(
     select(tmp_path, 7, None, None, None)
     assert capsys.readouterr().err == (f"sate average: note: --last 7: epoch 3 of the last 7 is not in {tmp_path} "
                                        "(removed?); averaged the older epoch 0 in its place\n")
+
+
+def test_a_folder_holding_last_ckpt_alone_is_averaged_by_last(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A run's epoch checkpoints removed to save disk, last.ckpt kept: `sate average --last N` said "no epoch
+    checkpoints to average" with no way on, and `sate pack --model EXP/checkpoints/last.ckpt`'s advice was that very
+    command (hand31c). `--last N` takes last.ckpt, the run's latest weights, with a note; `--best N` is told how."""
+    from sate.cli import main
+
+    folder = tmp_path / "exp" / "checkpoints"
+    folder.mkdir(parents=True)
+    torch.save({**torch.load(header(folder / "last.ckpt", epoch=4), weights_only=True), "global_step": 1234},
+               folder / "last.ckpt")
+    assert [c["path"].name for c in select(folder, 3, None, None, None)] == ["last.ckpt"]
+    assert capsys.readouterr().err == (f"sate average: note: --last 3: {folder} holds no epoch checkpoint (removed?), "
+                                       "only last.ckpt: took its weights alone, the run's latest (epoch 4, update "
+                                       "1,234)\n")
+    assert main(["average", "--exp", str(tmp_path / "exp"), "--best", "1"]) == 2
+    assert capsys.readouterr().err == (f"sate average: error: {folder}: holds last.ckpt alone, no epoch checkpoint "
+                                       "(removed?): none to rank by --best; --last 1 writes a model file of last.ckpt, "
+                                       "the run's latest weights\n")
+    (folder / "last.ckpt").unlink()
+    with pytest.raises(SateError, match="checkpoints: no epoch checkpoints to average$"):
+        select(folder, 1, None, None, None)
