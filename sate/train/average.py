@@ -398,8 +398,24 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
     model = built(first, names[-1])
     load_exact(model, averaged, f"the average of {len(ckpts)} checkpoints")
     save_model_file(out, model, first["src_tokens"], first["tgt_tokens"], state_dict=averaged, cmvn=first.get("cmvn"),
-                    cmvn_kind=first.get("cmvn_kind"))
+                    cmvn_kind=first.get("cmvn_kind"), averaged=_record(ckpt_dir, ckpts))
     return [c["path"] for c in ckpts]
+
+
+def _record(ckpt_dir: Path, ckpts: list[dict]) -> dict[str, object]:
+    """What an average took, for the model file: the run, its epochs, and the update the run had reached (its
+    last.ckpt's, else the newest taken). `sate pack` compares it with last.ckpt: after a resume trained on, the older
+    EXP/model.pt was packed without a word (hand31c)."""
+    steps = [c["sate"].get("step") for c in ckpts]
+    reached = max((s for s in steps if is_int64(s)), default=None)
+    run_id = ckpts[-1]["sate"].get("run_id")
+    try:
+        last = _header(ckpt_dir / layout.LAST_CHECKPOINT)["sate"]
+    except (SateError, OSError):  # none, or damaged: the run's newest is then the newest taken
+        last = {}
+    if last.get("run_id") == run_id and is_int64(last.get("step")):
+        reached = max(int(last["step"]), reached or 0)
+    return {"run_id": run_id, "epochs": [int(c["sate"]["epoch"]) for c in ckpts], "step": reached}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -101,3 +101,35 @@ def test_an_evaluation_through_a_link_into_an_experiment_of_another_task_is_refu
     with pytest.raises(SateError, match=f"it lies in the asr experiment {asr}, and --model .* is an st model"):
         check_experiment_task(out, tmp_path / "packs" / "st", "st", out)  # as evaluate gives it
     check_experiment_task(out, tmp_path / "packs" / "asr", "asr", out)
+
+
+def test_an_average_older_than_its_run_is_not_packed(tmp_path: Path, prepared_data: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """After a resume trained on, `sate pack --model EXP/model.pt` packed the average of the epochs before, exit 0
+    (hand31c). `sate average` records the update its run had reached; a last.ckpt beside, of that run and past it, is
+    named with the way on (average again, or copy the older one out), which packs. One of another run, a model file
+    without the record, or a last.ckpt at that update pack as before."""
+    exp = _experiment(tmp_path / "exp" / "mt", "mt")
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    model = build_model("mt", tiny_config("mt", 16), len(src), len(tgt))
+    save_model_file(exp / "model.pt", model, src.tokens, tgt.tokens,
+                    averaged={"run_id": "r1", "epochs": [3, 4], "step": 40})
+    argv = ["pack", "--model", str(exp / "model.pt"), "--data", str(prepared_data), "--out"]
+    for run_id, step in (("r1", 40), ("r2", 90)):  # as averaged; another run's
+        torch.save({"sate": {"epoch": 4, "run_id": run_id, "step": step}, "state_dict": {}},
+                   exp / "checkpoints" / "last.ckpt")
+        assert main([*argv, str(tmp_path / f"pack-{run_id}")]) == 0
+    torch.save({"sate": {"epoch": 9, "run_id": "r1", "step": 90}, "state_dict": {}}, exp / "checkpoints" / "last.ckpt")
+    capsys.readouterr()
+    assert main([*argv, str(tmp_path / "stale")]) == 2
+    assert capsys.readouterr().err == (
+        f"sate pack: error: --model {exp / 'model.pt'} is the average of epochs 3, 4 written at update 40, and the run "
+        f"has trained on since: {exp / 'checkpoints' / 'last.ckpt'} is at update 90 (a resume?); average again (sate "
+        f"average --exp {exp} --last N, or --best N), then pack; to pack the older average, copy it out of the "
+        "experiment first and give the copy\n")
+    assert not (tmp_path / "stale").exists()
+    (tmp_path / "older.pt").write_bytes((exp / "model.pt").read_bytes())  # the advice, followed
+    assert main(["pack", "--model", str(tmp_path / "older.pt"), "--data", str(prepared_data), "--out",
+                 str(tmp_path / "older")]) == 0
+    save_model_file(exp / "model.pt", model, src.tokens, tgt.tokens)  # an older sate's: no record, nothing said
+    assert main([*argv, str(tmp_path / "unrecorded")]) == 0

@@ -31,6 +31,9 @@ def test_average_is_the_elementwise_mean(tmp_path: Path, make_config: MakeConfig
     # The CMVN statistics every checkpoint recorded go into the model file, for `sate pack` to compare
     assert model_file["cmvn"] == cmvn_record(prepared_data / "cmvn.json")
     assert model_file["cmvn_kind"] == "global"  # what pack reads where no config.yaml is beside the model file
+    # and what it took, for `sate pack` to tell an average older than its run (hand32k)
+    assert model_file["averaged"]["epochs"] == [0, 1, 2] and model_file["averaged"]["step"] == max(
+        torch.load(p, weights_only=True)["sate"]["step"] for p in [*used, exp / "checkpoints" / "last.ckpt"])
     assert all(torch.load(p, weights_only=True)["sate"]["cmvn"] == model_file["cmvn"] for p in used)
     # each epoch's checkpoint records the update its valid/ metrics were measured at: its own (`--best` reads it)
     saved = [torch.load(p, weights_only=True) for p in used]
@@ -591,3 +594,18 @@ def test_a_folder_holding_last_ckpt_alone_is_averaged_by_last(tmp_path: Path,
     (folder / "last.ckpt").unlink()
     with pytest.raises(SateError, match="checkpoints: no epoch checkpoints to average$"):
         select(folder, 1, None, None, None)
+
+
+def test_the_model_file_records_the_update_its_run_had_reached(tmp_path: Path) -> None:
+    """What `sate pack` compares with the run's last.ckpt to tell an average older than its run (hand31c): the run,
+    the epochs taken and the newest update, last.ckpt's where it is of that run."""
+    from sate.train.average import _record
+
+    for epoch in (1, 2, 3):
+        header(tmp_path / f"epoch{epoch:03d}.ckpt", epoch=epoch, step=10 * epoch, run_id="r1")
+    chosen = select(tmp_path, 2, None, None, None)
+    assert _record(tmp_path, chosen) == {"run_id": "r1", "epochs": [2, 3], "step": 30}
+    header(tmp_path / "last.ckpt", epoch=3, step=35, run_id="r1")  # written inside epoch 4
+    assert _record(tmp_path, chosen) == {"run_id": "r1", "epochs": [2, 3], "step": 35}
+    header(tmp_path / "last.ckpt", epoch=3, step=99, run_id="other")
+    assert _record(tmp_path, chosen)["step"] == 30
