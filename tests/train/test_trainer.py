@@ -954,6 +954,8 @@ def test_a_rendezvous_whose_peers_never_come_is_said_and_stops_at_a_signal(
     assert proc.returncode == status and "Traceback" not in err, err
     assert err.strip().splitlines()[-1] == f"sate train: {said} while {waiting}", err
     assert not (tmp_path / "exp" / "train.lock").exists()  # let go of: the next run finds it free
+    # and the fresh experiment it made is gone: its config.yaml was left (hand31t)
+    assert not (tmp_path / "exp").exists(), sorted(p.name for p in (tmp_path / "exp").rglob("*"))
 
 
 @pytest.mark.slow  # a process of its own (torch, Lightning)
