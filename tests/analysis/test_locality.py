@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -637,3 +638,31 @@ def test_a_pack_is_told_as_a_pack(tmp_path: Path, prepared_data: Path, model_fil
         main(["analyze", "attention", "--help"])
     assert "the global CMVN statistics of a model file or experiment (a pack reads its own)" in " ".join(
         capsys.readouterr().out.split())
+
+
+def test_out_of_memory_over_long_rows_gives_advice_that_works(tmp_path: Path, prepared_data: Path,
+                                                             model_files: dict[str, Path],
+                                                             capsys: pytest.CaptureFixture,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A split of whole recordings (a Kaldi directory without `segments`) ran the encoder out of memory, and the line
+    advised "give it less at once (smaller inputs or batches)", which does nothing at `--batch-size 1`, the default
+    (hand31n). The longest row is named, with what to do; --batch-size 1 is advised only where it was larger."""
+    from sate.analysis import locality
+
+    def exhausted(*_: object) -> None:
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory: you tried "
+                           "to allocate 32400000000 bytes. Error code 12 (Cannot allocate memory)")
+
+    monkeypatch.setattr(locality, "model_localness", exhausted)
+    rows = [json.loads(line) for line in (prepared_data / "dev.jsonl").read_text().splitlines()]
+    longest = max(rows, key=lambda row: row["n_frames"])
+    base = ["analyze", "locality", "--model", str(model_files["asr"]), "--data", str(prepared_data), "--split", "dev"]
+    said = (f"sate analyze: error: out of memory encoding dev of {prepared_data} with asr: its longest row, "
+            f"{longest['id']}, lasts {longest['duration']:,.1f} s ({longest['n_frames']:,} frames), and "
+            "self-attention's memory grows with the square of a row's length; ")
+    advice = "analyse rows cut into segments of a few seconds (a Kaldi `segments` file for `sate prep`: docs/data.md)\n"
+    assert main([*base, "--out", str(tmp_path / "one")]) == 2
+    assert capsys.readouterr().err == said + advice
+    assert main([*base, "--batch-size", "4", "--out", str(tmp_path / "four")]) == 2
+    assert capsys.readouterr().err == said + "give --batch-size 1 (one row at a time; it was 4), or " + advice
+    assert not (tmp_path / "one").exists() or not any((tmp_path / "one").iterdir())
