@@ -213,14 +213,15 @@ class SateModule(L.LightningModule):
         raise SateError(f"the weights after update {self.global_step:,} hold NaN or infinite values ({bad}): "
                         f"training diverged; {lower_lr(self.config.optim.lr, self.faults.lr_where)}")
 
-    def _check_loss_finite(self) -> None:
+    def _check_loss_finite(self) -> tuple[int, int]:
         """Stop a run whose validation loss is NaN or infinite on every batch, of every rank: its weights are finite
         but out of range (optim.lr 1e30), so an ASR run trained on, exit 0, every checkpoint of NaN loss, and an
-        ST or MT run stopped in validation's greedy decoding on a line about decoding (31st hostile pass)."""
+        ST or MT run stopped in validation's greedy decoding on a line about decoding (31st hostile pass). Returns
+        the batches of a finite loss and in all, over every rank."""
         counts = torch.tensor(self._val_batches, dtype=torch.float64, device=self.device)
         counts = self.trainer.strategy.reduce(counts, reduce_op="sum")
         if counts[1] == 0 or counts[0] > 0:
-            return
+            return int(counts[0]), int(counts[1])
         said = f"the validation loss is NaN or infinite on each of its {int(counts[1]):,} batch(es)"
         if not self.global_step:
             raise SateError(f"{said} before any update: {self._starting_points()} gives weights out of range")
@@ -268,7 +269,17 @@ class SateModule(L.LightningModule):
                 self._val["refs"].append(self.tgt_vocab.decode(ref))
 
     def on_validation_epoch_end(self) -> None:
-        self._check_loss_finite()
+        finite, batches = self._check_loss_finite()
+        # the batches of a NaN loss are not decoded (nothing to decode): valid/wer and valid/bleu were over the others
+        # without a word, and a monitor on them could prefer an epoch whose worst batches diverged (review31t)
+        scored = [name for name, held in (("valid/wer", self._val["wer_words"]), ("valid/bleu", self._val["hyps"]))
+                  if held]
+        if finite < batches and scored and self.trainer.is_global_zero:
+            # as the skipped training batches are said (`FaultCounter`): on standard error, not into the progress bar
+            log.warning("note: the validation after update %s: the loss is NaN or infinite on %s of its %s batches, "
+                        "which are not decoded; %s %s over the other %s alone", f"{self.global_step:,}",
+                        f"{batches - finite:,}", f"{batches:,}", " and ".join(scored),
+                        "is" if len(scored) == 1 else "are", f"{finite:,}")
         # the metrics a checkpoint records are this validation's until the next: `sate average --best` ranks by them
         # only a checkpoint of this update (max_steps ending a run inside an epoch saved one after it, unvalidated)
         self._validated_step = int(self.global_step)

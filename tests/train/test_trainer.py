@@ -1202,6 +1202,41 @@ def test_finite_weights_of_a_nan_validation_loss_stop_the_run(tmp_path: Path, ma
 
 
 @pytest.mark.slow
+def test_a_validation_with_some_nan_batches_says_its_scores_are_over_the_others(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A batch of a NaN validation loss is not decoded, so valid/wer and valid/bleu were over the other batches alone,
+    without a word (review31t): a monitor on them could prefer an epoch whose worst batches diverged. One line says it
+    at that validation; a validation of finite batches says nothing."""
+    from sate.train.module import SateModule
+
+    step = SateModule.validation_step
+
+    def first_nan(self: SateModule, batch: dict, batch_idx: int) -> None:
+        if batch_idx or not nan:
+            return step(self, batch, batch_idx)
+        forward = self.model.forward
+        self.model.forward = lambda b: {**forward(b), "loss": torch.tensor(float("nan"))}
+        try:
+            return step(self, batch, batch_idx)
+        finally:
+            del self.model.forward
+
+    monkeypatch.setattr(SateModule, "validation_step", first_nan)
+    path = make_config(tmp_path, "st", prepared_data, batch={"per_device": 1000, "global": 1000})
+    for nan, exp in ((True, "nan"), (False, "finite")):
+        config = load_training_config(path, [])
+        caplog.clear()
+        train(config, tmp_path / exp)
+        notes = [r.getMessage() for r in caplog.records if "not decoded" in r.getMessage()]
+        assert len(notes) == nan, notes  # one validation (max_epochs 1): one line, once
+        if nan:
+            assert re.fullmatch(r"note: the validation after update [0-9,]+: the loss is NaN or infinite on 1 of its "
+                                r"([2-9]|[1-9][0-9]+) batches, which are not decoded; valid/wer and valid/bleu are "
+                                r"over the other [1-9][0-9]* alone", notes[0]), notes
+
+
+@pytest.mark.slow
 def test_weights_that_come_in_not_finite_are_blamed_on_the_checkpoint_not_the_lr(
         tmp_path: Path, make_config: MakeConfig, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """NaN weights from the start (a diverged model.pt given as init:) skip every update on a NaN loss: the line
