@@ -307,17 +307,34 @@ def _last_alone(ckpt_dir: Path, last: int | None) -> list[dict]:
     path = ckpt_dir / layout.LAST_CHECKPOINT
     if not path.is_file():
         raise SateError(f"{ckpt_dir}: no epoch checkpoints to average")
-    if last is None:
-        raise SateError(f"{ckpt_dir}: holds {layout.LAST_CHECKPOINT} alone, no epoch checkpoint (removed?): none to "
-                        f"rank by --best; --last 1 writes a model file of {layout.LAST_CHECKPOINT}, the run's latest "
-                        "weights")
     ckpt = {**_header(path), "path": path}
+    why = _none_written(ckpt)
+    if last is None:
+        raise SateError(f"{ckpt_dir}: holds {layout.LAST_CHECKPOINT} alone, no epoch checkpoint ({why}): none to rank "
+                        f"by --best; --last 1 writes a model file of {layout.LAST_CHECKPOINT}, the run's latest weights")
     step = ckpt.get("global_step", ckpt["sate"].get("step"))
     at = f", update {step:,}" if is_int64(step) else ""
-    print(f"sate average: note: --last {last}: {one_line(str(ckpt_dir))} holds no epoch checkpoint (removed?), only "
+    print(f"sate average: note: --last {last}: {one_line(str(ckpt_dir))} holds no epoch checkpoint ({why}), only "
           f"{layout.LAST_CHECKPOINT}: took its weights alone, the run's latest (epoch {ckpt['sate']['epoch']}{at})",
           file=sys.stderr)
     return [ckpt]
+
+
+def _none_written(last: dict) -> str:
+    """Why a folder holds last.ckpt and no epoch checkpoint, as its header tells: a run stopped (or still training)
+    inside its first epoch, with mid-epoch checkpoints, never wrote one, and the note said "removed?" of it (review32k).
+    An epoch checkpoint was written once the run ended an epoch, or reached trainer.max_steps (Lightning saves that
+    epoch's then); a header without `mid_epoch` (an older sate) at epoch 0 cannot tell."""
+    meta = last["sate"]
+    trainer = meta.get("train_config", {}).get("trainer") if isinstance(meta.get("train_config"), dict) else None
+    max_steps = trainer.get("max_steps") if isinstance(trainer, dict) else None
+    step = meta.get("step")
+    ended = is_int64(max_steps) and max_steps > 0 and is_int64(step) and step >= max_steps
+    if meta["epoch"] > 0 or meta.get("mid_epoch") is False or ended:
+        return "removed?"
+    if meta.get("mid_epoch") is True:
+        return "none written yet: last.ckpt was saved inside the run's first epoch, which it has not finished"
+    return "removed, or never written by a run stopped inside its first epoch?"
 
 
 def _validated_before(ckpt: dict, metric: str) -> bool:

@@ -596,6 +596,27 @@ def test_a_folder_holding_last_ckpt_alone_is_averaged_by_last(tmp_path: Path,
         select(folder, 1, None, None, None)
 
 
+def test_last_ckpt_alone_of_a_run_inside_its_first_epoch_is_not_said_removed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run with mid-epoch checkpoints stopped (or still training) inside its first epoch holds last.ckpt alone: it
+    never wrote an epoch checkpoint, and the note said "(removed?)" (review32k). Its header says so; a header that
+    cannot tell (an older sate's, no mid_epoch) says both; one of a run that max_steps ended in epoch 0 (Lightning
+    wrote epoch000.ckpt then) is still "removed?"."""
+    for changes, why in (({"mid_epoch": True}, "none written yet: last.ckpt was saved inside the run's first epoch, "
+                                               "which it has not finished"),
+                         ({}, "removed, or never written by a run stopped inside its first epoch?"),
+                         ({"mid_epoch": False}, "removed?"),
+                         ({"mid_epoch": True, "train_config": {"trainer": {"max_steps": 3}}}, "removed?")):
+        header(tmp_path / "last.ckpt", epoch=0, step=3, **changes)
+        assert [c["path"].name for c in select(tmp_path, 5, None, None, None)] == ["last.ckpt"]
+        assert capsys.readouterr().err == (f"sate average: note: --last 5: {tmp_path} holds no epoch checkpoint "
+                                           f"({why}), only last.ckpt: took its weights alone, the run's latest "
+                                           "(epoch 0, update 3)\n")
+        with pytest.raises(SateError, match=f"holds last.ckpt alone, no epoch checkpoint \\({why.replace('?', '.')}"
+                                            "\\): none to rank by --best"):
+            select(tmp_path, None, 1, None, None)
+
+
 def test_the_model_file_records_the_update_its_run_had_reached(tmp_path: Path) -> None:
     """What `sate pack` compares with the run's last.ckpt to tell an average older than its run (hand31c): the run,
     the epochs taken and the newest update, last.ckpt's where it is of that run."""
