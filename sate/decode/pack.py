@@ -328,13 +328,16 @@ def check_average_current(model_file: Path, meta: Mapping[str, Any]) -> None:
     if not isinstance(header, dict) or header.get("run_id") != record.get("run_id") or not is_int64(
             header.get("step")) or header["step"] <= record["step"]:
         return
-    exp = one_line(str(model_file.parent))
+    # the file's own name where it is not `sate average`'s default: "sate average --exp EXP --last N", followed,
+    # wrote EXP/model.pt, and `--model EXP/avg2.pt` was refused again, word for word (review32k)
+    out = "" if model_file.name == MODEL else f" --out {shell_word(str(model_file))}"
     epochs = record.get("epochs")
     which = f" of epochs {first_few([str(e) for e in epochs])}" if isinstance(epochs, list) and epochs else ""
     raise SateError(f"--model {one_line(str(model_file))} is the average{which} written at update {record['step']:,}, "
                     f"and the run has trained on since: {one_line(str(last))} is at update {header['step']:,} (a "
-                    f"resume?); average again (sate average --exp {exp} --last N, or --best N), then pack; to pack the "
-                    "older average, copy it out of the experiment first and give the copy")
+                    f"resume?); average again (sate average --exp {shell_word(str(model_file.parent))} --last N{out}, "
+                    "or --best N), then pack; to pack the older average, copy it out of the experiment first and give "
+                    "the copy")
 
 
 def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, object] | None = None,

@@ -133,3 +133,41 @@ def test_an_average_older_than_its_run_is_not_packed(tmp_path: Path, prepared_da
                  str(tmp_path / "older")]) == 0
     save_model_file(exp / "model.pt", model, src.tokens, tgt.tokens)  # an older sate's: no record, nothing said
     assert main([*argv, str(tmp_path / "unrecorded")]) == 0
+
+
+@pytest.mark.slow  # two averages and two packs: 0.4 s
+def test_the_advice_on_an_older_average_works_for_any_model_file_name(tmp_path: Path, prepared_data: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate pack --model EXP/avg2.pt` of an average older than its run advised `sate average --exp EXP --last N`,
+    which, followed, wrote EXP/model.pt, and the same pack was refused again, word for word (review32k). The advice
+    names the file's own name (`--out`), quoted for the shell; followed as printed, the pack is made."""
+    import shlex
+
+    from sate.models.model_file import model_meta
+
+    exp = _experiment(tmp_path / "my exps" / "mt", "mt")
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    model = build_model("mt", tiny_config("mt", 16), len(src), len(tgt))
+    meta = {**model_meta(model, src.tokens, tgt.tokens), "run_id": "r1", "metrics": {},
+            "train_config": {"trainer": {"monitor": "valid/loss"}}}
+    weights = {f"model.{key}": value for key, value in model.state_dict().items()}
+
+    def saved(epoch: int, step: int) -> None:  # epochNNN.ckpt, and last.ckpt beside it, as training leaves them
+        for name in (f"epoch{epoch:03d}.ckpt", "last.ckpt"):
+            torch.save({"sate": {**meta, "epoch": epoch, "step": step}, "state_dict": weights, "global_step": step},
+                       exp / "checkpoints" / name)
+
+    saved(0, 10)
+    saved(1, 20)
+    model_file = exp / "avg2.pt"
+    assert main(["average", "--exp", str(exp), "--last", "2", "--out", str(model_file)]) == 0
+    saved(2, 30)  # a resume trained on
+    pack = ["pack", "--model", str(model_file), "--data", str(prepared_data), "--out"]
+    capsys.readouterr()
+    assert main([*pack, str(tmp_path / "stale")]) == 2
+    err = capsys.readouterr().err
+    advice = err.split("average again (", 1)[1].split(", or --best N)", 1)[0]
+    assert advice == f"sate average --exp {shlex.quote(str(exp))} --last N --out {shlex.quote(str(model_file))}"
+    command = shlex.split(advice.replace(" N", " 2"))
+    assert command[0] == "sate" and main(command[1:]) == 0  # the advice, followed as printed
+    assert main([*pack, str(tmp_path / "packed")]) == 0
