@@ -1207,13 +1207,15 @@ def test_a_validation_with_some_nan_batches_says_its_scores_are_over_the_others(
         caplog: pytest.LogCaptureFixture) -> None:
     """A batch of a NaN validation loss is not decoded, so valid/wer and valid/bleu were over the other batches alone,
     without a word (review31t): a monitor on them could prefer an epoch whose worst batches diverged. One line says it
-    at that validation; a validation of finite batches says nothing."""
+    at that validation; a validation of finite batches says nothing. valid/bleu scores the first
+    trainer.valid_bleu_utts utterances alone: a NaN batch after them leaves it as it was, and the line said otherwise
+    (review32k)."""
     from sate.train.module import SateModule
 
     step = SateModule.validation_step
 
-    def first_nan(self: SateModule, batch: dict, batch_idx: int) -> None:
-        if batch_idx or not nan:
+    def one_nan(self: SateModule, batch: dict, batch_idx: int) -> None:
+        if batch_idx != nan:
             return step(self, batch, batch_idx)
         forward = self.model.forward
         self.model.forward = lambda b: {**forward(b), "loss": torch.tensor(float("nan"))}
@@ -1222,18 +1224,23 @@ def test_a_validation_with_some_nan_batches_says_its_scores_are_over_the_others(
         finally:
             del self.model.forward
 
-    monkeypatch.setattr(SateModule, "validation_step", first_nan)
+    monkeypatch.setattr(SateModule, "validation_step", one_nan)
     path = make_config(tmp_path, "st", prepared_data, batch={"per_device": 1000, "global": 1000})
-    for nan, exp in ((True, "nan"), (False, "finite")):
-        config = load_training_config(path, [])
+    head = (r"note: the validation after update [0-9,]+: the loss is NaN or infinite on 1 of its ([2-9]|[1-9][0-9]+) "
+            r"batches, which are not decoded; valid/wer is over the other [1-9][0-9]* batch\(es\) alone; ")
+    # the first batch NaN; none; the second, after valid/bleu's utterances (trainer.valid_bleu_utts 1, review32k)
+    for nan, bleu_utts, says in ((0, 200, r"valid/bleu scores the first 200 utterance\(s\) \(trainer.valid_bleu_utts\) "
+                                          "of the other batches alone"),
+                                 (None, 200, None),
+                                 (1, 1, r"valid/bleu is as it would be: the first 1 utterance\(s\) it scores "
+                                        r"\(trainer.valid_bleu_utts\) came before them")):
+        config = load_training_config(path, [f"trainer.valid_bleu_utts={bleu_utts}"])
         caplog.clear()
-        train(config, tmp_path / exp)
+        train(config, tmp_path / f"exp{nan}")
         notes = [r.getMessage() for r in caplog.records if "not decoded" in r.getMessage()]
-        assert len(notes) == nan, notes  # one validation (max_epochs 1): one line, once
-        if nan:
-            assert re.fullmatch(r"note: the validation after update [0-9,]+: the loss is NaN or infinite on 1 of its "
-                                r"([2-9]|[1-9][0-9]+) batches, which are not decoded; valid/wer and valid/bleu are "
-                                r"over the other [1-9][0-9]* alone", notes[0]), notes
+        assert len(notes) == (nan is not None), notes  # one validation (max_epochs 1): one line, once
+        if says:
+            assert re.fullmatch(head + says, notes[0]), notes
 
 
 @pytest.mark.slow
