@@ -311,7 +311,8 @@ def _last_alone(ckpt_dir: Path, last: int | None) -> list[dict]:
     why = _none_written(ckpt)
     if last is None:
         raise SateError(f"{ckpt_dir}: holds {layout.LAST_CHECKPOINT} alone, no epoch checkpoint ({why}): none to rank "
-                        f"by --best; --last 1 writes a model file of {layout.LAST_CHECKPOINT}, the run's latest weights")
+                        f"by --best; --last 1 writes a model file of {layout.LAST_CHECKPOINT}, the run's latest "
+                        "weights")
     step = ckpt.get("global_step", ckpt["sate"].get("step"))
     at = f", update {step:,}" if is_int64(step) else ""
     print(f"sate average: note: --last {last}: {one_line(str(ckpt_dir))} holds no epoch checkpoint ({why}), only "
