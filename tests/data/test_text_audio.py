@@ -10,6 +10,7 @@ import soundfile as sf
 
 from sate.data.audio import (
     MIN_SAMPLES,
+    _flac_one_stream,
     audio_blocks,
     num_frames,
     perturbed_samples,
@@ -400,3 +401,27 @@ def test_a_url_named_where_audio_is_read_is_told_to_be_downloaded(tmp_path: Path
         sf.write(tmp_path / folder / "host" / "a.wav", np.full(1600, 0.1, np.float32), 16000)
         assert wav_info(f"{folder}//host/a.wav").frames == 1600
         assert len(np.concatenate(list(audio_blocks(f"{folder}//host/a.wav")))) == 1600
+
+
+def test_a_joined_ogg_or_flac_is_refused_where_prep_and_features_read_its_header(tmp_path: Path) -> None:
+    """`wav_info` (what `sate prep`, `features` and `evaluate --talks` read of an audio file) never looked for a second
+    stream: `cat a.flac b.flac` was prepared as its first part, and a row past it was "runs past the end of the
+    audio ... is the manifest row of another file?", a wrong cause (hand31n). Refused as the readers of whole files
+    refuse it, a large file by a few reads where it is one stream (`_flac_one_stream`: not searched whole, 3 s for
+    490 MB at every file); a file alone reads as before."""
+    rng = np.random.default_rng(0)
+    for fmt, kind, seconds in (("FLAC", "FLAC", 1), ("OGG", "Ogg", 1), ("FLAC", "FLAC", 8)):
+        parts = [tmp_path / f"{name}{seconds}.{fmt.lower()}" for name in ("a", "b")]
+        for part in parts:
+            sf.write(part, (0.1 * rng.standard_normal(seconds * 16000)).astype(np.float32), 16000, format=fmt)
+            assert wav_info(part).frames == seconds * 16000
+        joined = tmp_path / f"talk{seconds}.{fmt.lower()}"
+        joined.write_bytes(parts[0].read_bytes() + parts[1].read_bytes())
+        with pytest.raises(SateError, match=rf"^{joined}: another {kind} stream begins at byte "
+                                            rf"{parts[0].stat().st_size:,}, after the {seconds}\.0 s of audio of the "
+                                            r"first \(files joined with cat"):
+            wav_info(joined)
+    with open(parts[0], "rb") as f:  # 8 s of noise: large enough to be looked at in a few places
+        assert _flac_one_stream(f)
+    with open(joined, "rb") as f:
+        assert not _flac_one_stream(f)
