@@ -284,16 +284,60 @@ def check_one_stream(path: Path, info: HeaderLog) -> None:
     if at is not None:
         seconds = f"the {info.frames / info.samplerate:.1f} s of audio of the first" if info.samplerate > 0 else \
             "the first"
-        # a chain made as one file (a radio recording, a new stream at each title) has no parts to join: the file is
-        # split where the second begins (sox and libsndfile each read a chain's first stream alone; review31l)
-        suffix = path.suffix or f".{kind.lower()}"  # a part sox can tell the kind of by its name
-        parts = [shell_word(str(path.with_name(f"{path.stem}.{n}{suffix}"))) for n in (1, 2)]
-        whole = shell_word(str(path))
-        raise SateError(f"{path}: another {kind} stream begins at byte {at:,}, after {seconds} (files joined with "
-                        f"cat{', or an Ogg chain' if kind == 'Ogg' else ''}?): sate reads one stream per file, so only "
-                        f"the first would be read; split it there (head -c {at} {whole} > {parts[0]}; tail -c "
-                        f"+{at + 1} {whole} > {parts[1]}; a third stream in the second part is named in turn) and "
-                        f"give the parts, or join them into one WAV (sox {parts[0]} {parts[1]} OUT.wav)")
+        raise SateError(_second_stream(path, kind, at, seconds))
+
+
+def _second_stream(path: Path, kind: str, at: int, seconds: str) -> str:
+    """What is said of ``path``, a file of ``kind`` holding a second stream from byte ``at`` on."""
+    # a chain made as one file (a radio recording, a new stream at each title) has no parts to join: the file is
+    # split where the second begins (sox and libsndfile each read a chain's first stream alone; review31l)
+    suffix = path.suffix or f".{kind.lower()}"  # a part sox can tell the kind of by its name
+    parts = [shell_word(str(path.with_name(f"{path.stem}.{n}{suffix}"))) for n in (1, 2)]
+    whole = shell_word(str(path))
+    return (f"{path}: another {kind} stream begins at byte {at:,}, after {seconds} (files joined with "
+            f"cat{', or an Ogg chain' if kind == 'Ogg' else ''}?): sate reads one stream per file, so only "
+            f"the first would be read; split it there (head -c {at} {whole} > {parts[0]}; tail -c "
+            f"+{at + 1} {whole} > {parts[1]}; a third stream in the second part is named in turn) and "
+            f"give the parts, or join them into one WAV (sox {parts[0]} {parts[1]} OUT.wav)")
+
+
+def check_one_mp3(path: Path) -> None:
+    """Refuse an MP3 whose LAME header (Xing or Info, in its first frame) declares fewer bytes than the file holds,
+    where another MP3 with such a header begins: two joined with cat. libsndfile's decoder trusts the header, so
+    the first file alone was read, exit 0, after mpg123's raw "Warning: Xing stream size off by more than 1%"
+    (hand31l). Asked before libsndfile opens the file, which prints that warning."""
+    try:
+        with open(path, "rb") as f:
+            start = _id3v2_end(f)
+            declared = _lame_bytes(f, start)
+            if declared is None:
+                return
+            at = start + declared
+            if _lame_bytes(f, _id3v2_end(f, at)) is None:  # a tag, or nothing, after the declared bytes
+                return
+    except OSError:  # named by its reader
+        return
+    raise SateError(_second_stream(path, "MP3", at, "the first"))
+
+
+_LAME_AT = (13, 15, 21, 23, 36, 38)  # where an MPEG audio frame's Xing or Info header begins (its side info's size)
+
+
+def _lame_bytes(f: BinaryIO, at: int) -> int | None:
+    """The bytes the Xing or Info header of the MPEG audio frame at byte ``at`` declares, or None: no frame there,
+    no such header, or no byte count in it."""
+    f.seek(at)
+    head = f.read(64)
+    if len(head) < 48 or head[0] != 0xFF or head[1] & 0xE0 != 0xE0:
+        return None
+    k = next((k for k in _LAME_AT if head[k:k + 4] in (b"Xing", b"Info")), None)
+    if k is None:
+        return None
+    flags = int.from_bytes(head[k + 4:k + 8], "big")
+    if not flags & 2:
+        return None
+    count = head[k + 8 + 4 * (flags & 1):k + 12 + 4 * (flags & 1)]
+    return int.from_bytes(count, "big") or None
 
 
 # Where a file of one stream is looked at before it is walked whole: these fractions of it (no simple ratios, so that
@@ -502,11 +546,10 @@ def _flac_start(f: BinaryIO, at: int) -> int | None:
     return None
 
 
-def _id3v2_end(f: BinaryIO) -> int:
-    """Where the ID3v2 tags at the start of ``f`` end (0: there are none), as libsndfile skips them before it looks
-    for the format: a 10-byte header, the size it gives (4 bytes of 7 bits), and a 10-byte footer where its flag
-    says."""
-    at = 0
+def _id3v2_end(f: BinaryIO, at: int = 0) -> int:
+    """Where the ID3v2 tags at the start of ``f`` (or at byte ``at``) end (``at``: there are none), as libsndfile
+    skips them before it looks for the format: a 10-byte header, the size it gives (4 bytes of 7 bits), and a 10-byte
+    footer where its flag says."""
     while True:
         f.seek(at)
         head = f.read(10)
@@ -688,6 +731,7 @@ def wav_info(path: str | Path) -> WavInfo:
         if url is not None:
             raise SateError(url)
         raise SateError(f"{path}: audio file is missing{_other_case(path)}")
+    check_one_mp3(path)
     try:
         info = sf.info(_sf_name(path))
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/TypeError by version
@@ -1227,6 +1271,8 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         raise SateError(f"{path}: the stream is empty: its writer closed it without writing anything (did the "
                         "command that writes it fail?)")
     probe = None if fifo is None else os.dup(fifo)  # soundfile closes the pipe it fails to open: asked if it ended
+    if regular:
+        check_one_mp3(path)
     try:  # a regular file is opened when read; a pipe now, as its header can be read only once
         source = sf.info(_sf_name(path)) if regular else sf.SoundFile(_sf_name(path) if fifo is None else fifo)
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
