@@ -1325,6 +1325,20 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     return _nonempty(path, resample_stream(_mono_blocks(path, opened), rate, name=str(path)))
 
 
+def check_pipe_one_ogg(name: str, f: sf.SoundFile, read: int) -> None:
+    """What `check_one_stream` refuses in a file, in an Ogg read from a pipe: another Ogg stream behind the first
+    (`cat a.ogg b.ogg | sate segment /dev/stdin`, an Ogg chain), whose pages are still in the pipe once libsndfile has
+    read the first stream (it reads no further than a few KiB past its end). The first alone was read, exit 0
+    (hand31l). A second stream shorter than what libsndfile read ahead is not seen: it is gone from the pipe."""
+    if f.format != "OGG" or not isinstance(f.name, int):
+        return
+    if b"OggS" in _PipeRest(f.name).peek(PROBE_BYTES):
+        raise SateError(f"{name}: another Ogg stream follows the {read / f.samplerate:.1f} s of audio of the first "
+                        "(files joined with cat, or an Ogg chain?): sate reads one stream per file, so only the first "
+                        "would be read; give the files one at a time, or join them into one WAV (sox A.ogg B.ogg "
+                        "OUT.wav)")
+
+
 def _fifo_with_data(path: Path) -> int | None:
     """A descriptor of the named pipe at ``path`` (a FIFO, a piped ``/dev/stdin``), opened and waited on here, in
     Python, until it holds data or has ended, for libsndfile to read from; None where ``path`` is no pipe.
@@ -1457,6 +1471,7 @@ def _mono_blocks(path: Path, opened: sf.SoundFile | None = None) -> Iterator[np.
             if opened is not None:
                 check_pipe_whole(str(path), f, read)
                 check_pipe_rest(str(path), f, read)
+                check_pipe_one_ogg(str(path), f, read)
         except SateError:
             raise
         except Exception as err:

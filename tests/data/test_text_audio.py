@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -454,3 +456,24 @@ def test_two_mp3s_joined_with_cat_are_refused_before_the_decoder_warns(tmp_path:
     (tmp_path / "talk.1.mp3").write_bytes(joined.read_bytes()[:at])  # the advice: head -c, tail -c
     (tmp_path / "talk.2.mp3").write_bytes(joined.read_bytes()[at:])
     assert [wav_info(tmp_path / f"talk.{n}.mp3").duration for n in (1, 2)] == [wav_info(p).duration for p in parts]
+
+
+def test_two_oggs_joined_with_cat_are_refused_through_a_pipe(tmp_path: Path) -> None:
+    """`cat a.ogg b.ogg | sate segment /dev/stdin` read a.ogg alone, exit 0, where the same file by name is refused
+    (hand31l): the second stream's pages are still in the pipe once the first is read. One Ogg piped reads whole."""
+    tone = (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32)
+    parts = [tmp_path / "a.ogg", tmp_path / "b.ogg"]
+    for part, samples in zip(parts, (3 * 16000, 3200), strict=True):  # a second part of 0.2 s
+        sf.write(part, tone[:samples], 16000, format="OGG")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for data, joined in ((parts[0].read_bytes(), False), (parts[0].read_bytes() + parts[1].read_bytes(), True)):
+        writer = threading.Thread(target=fifo.write_bytes, args=(data,), daemon=True)
+        writer.start()
+        if joined:
+            with pytest.raises(SateError, match=rf"^{fifo}: another Ogg stream follows the 3\.0 s of audio of the "
+                                                r"first \(files joined with cat, or an Ogg chain\?\)"):
+                list(audio_blocks(fifo))
+        else:
+            assert len(np.concatenate(list(audio_blocks(fifo)))) == 3 * 16000
+        writer.join(timeout=30)
