@@ -730,6 +730,12 @@ def wav_info(path: str | Path) -> WavInfo:
         url = url_refusal(given)  # a manifest's or a wav.scp's row naming one: "audio file is missing"
         if url is not None:
             raise SateError(url)
+        link = what_is_there(path)  # a symlink loop or a broken link, as `audio_blocks` names them (hand32u:
+        if link is not None:  # `sate analyze attention loop.wav`, a corpus's link, were "audio file is missing")
+            raise SateError(f"{path}: {link}, not an audio file")
+        if given == "-":  # `sate analyze attention ... -`: "-: audio file is missing"
+            raise SateError("-: no such file (standard input cannot be read here: save the stream to a file and give "
+                            "its name)")
         raise SateError(f"{path}: audio file is missing{_other_case(path)}")
     check_one_mp3(path)
     try:

@@ -477,3 +477,21 @@ def test_two_oggs_joined_with_cat_are_refused_through_a_pipe(tmp_path: Path) -> 
         else:
             assert len(np.concatenate(list(audio_blocks(fifo)))) == 3 * 16000
         writer.join(timeout=30)
+
+
+def test_a_link_that_leads_nowhere_or_a_dash_is_named_where_a_header_is_read(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate analyze attention loop.wav` (and a corpus row's broken link) was "audio file is missing", where `sate
+    translate` says what is there; `... attention -` was "-: audio file is missing", no word of standard input
+    (hand32u). Said as the readers of whole files say them now."""
+    monkeypatch.chdir(tmp_path)
+    Path("loop.wav").symlink_to("loop.wav")
+    Path("gone.wav").symlink_to("elsewhere.wav")
+    for name, said in (("loop.wav", "loop.wav: a symlink loop (it leads back to itself), not an audio file"),
+                       ("gone.wav", "gone.wav: a broken symlink (to elsewhere.wav, which is not there), not an audio "
+                                    "file"),
+                       ("-", "-: no such file (standard input cannot be read here: save the stream to a file and give "
+                             "its name)")):
+        with pytest.raises(SateError) as refused:
+            wav_info(name)
+        assert str(refused.value) == said
