@@ -1199,9 +1199,9 @@ def list_residue(name: str) -> Residue | None:
     return Residue(f"; {bare} is there: the name given {carries}{why}: {advice}", shell=False)
 
 
-# A name that begins with a URL's scheme: scheme://, or scheme:/ as a `Path` collapses it (a drive letter, c:/, is
-# no scheme of two letters)
-URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:/")
+# A name that begins with a URL's scheme: scheme:// (a drive letter, c:/, is no scheme of two letters), or one of
+# the usual schemes followed by :/ as a `Path` collapses it; `take1:/a.wav` (a folder `take1:`) is a missing file
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://|(?:https?|ftps?|sftp|file|s3|gs|az|abfs|hdfs|hf|ssh):/", re.IGNORECASE)
 PYTHON_DOWNLOAD = "urllib.request.urlretrieve(url, name), or curl -o NAME URL"  # the Python API's advice
 
 

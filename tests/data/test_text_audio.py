@@ -495,3 +495,14 @@ def test_a_link_that_leads_nowhere_or_a_dash_is_named_where_a_header_is_read(tmp
         with pytest.raises(SateError) as refused:
             wav_info(name)
         assert str(refused.value) == said
+
+
+def test_a_missing_file_in_a_folder_named_with_a_colon_is_no_url(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`take1:/a.wav` (a folder `take1:`, a legal name) missing was "a URL, not a file" (a scheme of any name before
+    `:/`); a missing file now, and a collapsed URL of a usual scheme (a `Path` of `s3://b/a.flac`) is still one."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SateError, match=r"^take1:/a\.wav: no such file"):
+        audio_blocks("take1:/a.wav")
+    with pytest.raises(SateError, match=r"^s3:/b/a\.flac: a URL, not a file"):
+        audio_blocks(Path("s3://b/a.flac"))
