@@ -1217,7 +1217,9 @@ def url_refusal(name: str, download: str | None = None) -> str | None:
         return None
     scheme = name.split(":", 1)[0].lower()
     if scheme == "file":
-        path = urllib.request.url2pathname(urllib.parse.urlparse(name).path)
+        parts = urllib.parse.urlparse(name)  # file://a.wav: a.wav is the URL's host, its path empty (review32u)
+        path = urllib.request.url2pathname(parts.path if parts.netloc in ("", "localhost") else
+                                           parts.netloc + parts.path)
         there = "" if os.path.lexists(path) else ", which is not there either"
         return one_line(f"{name}: a file:// URL, not a file's path: give its path ({path}{there})")
     if download is None:

@@ -21,6 +21,7 @@ from sate.data.audio import (
     wav_info,
 )
 from sate.data.features import compute_fbank
+from sate.data.manifest import read_manifest, write_manifest
 from sate.data.text import normalize_source
 from sate.errors import SateError
 
@@ -428,6 +429,24 @@ def test_a_joined_ogg_or_flac_is_refused_where_prep_and_features_read_its_header
         assert _flac_one_stream(f)
     with open(joined, "rb") as f:
         assert not _flac_one_stream(f)
+
+
+def test_a_manifest_row_naming_a_url_is_told_so(tmp_path: Path) -> None:
+    """A manifest row's `audio` of https://host/a.wav was joined to the manifest's folder before any check, and
+    `sate features`/`evaluate` said the file was missing since `sate prep` (review32u); a file:// URL's path without
+    a leading slash was named empty: "give its path (, which is not there either)"."""
+    row = {"id": "a_0", "audio": "https://host/a.wav", "offset": 0.0, "duration": 1.0, "n_frames": 98,
+           "speaker": "s", "src": "hi", "src_norm": "hi", "tgt": "hallo"}
+    write_manifest(tmp_path / "dev.jsonl", [row])
+    with pytest.raises(SateError, match=rf"^{tmp_path}/dev\.jsonl:1: https://host/a\.wav: a URL, not a file: sate "
+                                        r"reads local files; download it first \(curl -o a\.wav"):
+        read_manifest(tmp_path / "dev.jsonl")
+    (tmp_path / "https:" / "host").mkdir(parents=True)  # a local folder of the name, beside the manifest: a file
+    sf.write(tmp_path / "https:" / "host" / "a.wav", np.zeros(16000, np.float32), 16000)
+    assert read_manifest(tmp_path / "dev.jsonl")[0]["audio"] == str(tmp_path / "https:" / "host" / "a.wav")
+    with pytest.raises(SateError, match=r"^file://missing\.wav: a file:// URL, not a file's path: give its path "
+                                        r"\(missing\.wav, which is not there either\)$"):
+        wav_info("file://missing.wav")
 
 
 def test_two_mp3s_joined_with_cat_are_refused_before_the_decoder_warns(tmp_path: Path,
