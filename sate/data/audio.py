@@ -266,25 +266,40 @@ def check_nothing_behind_data(path: Path, info: HeaderLog | None) -> None:
                         "read; repair the header first, e.g. sox --ignore-length IN.wav OUT.wav")
 
 
-def check_one_stream(path: Path, info: HeaderLog) -> None:
+def check_one_stream(path: Path, info: HeaderLog, quick: bool = True) -> None:
     """Refuse an Ogg or FLAC file that holds a second file behind the first (two joined with cat; an Ogg chain):
     libsndfile reads the first alone, and a talk joined from its parts was segmented and translated as its first
     part, exit 0 (thirty-first hostile pass), where two WAVs joined so are refused (`check_nothing_behind_data`).
-    A few reads say so of most files (`_ogg_one_stream`, `_flac_one_stream`); the rest are walked whole."""
+    An Ogg's pages are walked (their headers alone: some 0.7 ms per MB). A FLAC is searched whole, but not where
+    ``quick`` (`wav_info`, which reads a header alone) and a few reads say it is one stream (`_flac_one_stream`):
+    they cannot see every join, so a reader of the whole file (`audio_blocks`) always searches (fix32u). Each file is
+    searched once per process, however many rows or segments name it."""
     kind = {"OGG": "Ogg", "FLAC": "FLAC"}.get(getattr(info, "format", ""))
     if kind is None:
         return
     try:
         with open(path, "rb") as f:
-            if (_ogg_one_stream if kind == "Ogg" else _flac_one_stream)(f):
+            stat = os.fstat(f.fileno())
+            key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            if kind == "FLAC" and quick and _flac_one_stream(f):
                 return
-            at = _ogg_chained(f) if kind == "Ogg" else _second_flac(f)
+            if key not in _SEARCHED:
+                if len(_SEARCHED) >= 1024:  # the oldest goes: a corpus's rows name its files in turn
+                    del _SEARCHED[next(iter(_SEARCHED))]
+                _SEARCHED[key] = _ogg_chained(f) if kind == "Ogg" else _second_flac(f)
+            at = _SEARCHED[key]
     except OSError:  # a file that may not be read is named by its reader, as before
         return
-    if at is not None:
-        seconds = f"the {info.frames / info.samplerate:.1f} s of audio of the first" if info.samplerate > 0 else \
-            "the first"
+    if at is not None:  # an Ogg's frames are the last stream's granule (of another part; INT64_MAX where serials
+        seconds = f"the {info.frames / info.samplerate:.1f} s of audio of the first" if kind == "FLAC" and \
+            info.samplerate > 0 else "the first"  # differ), no length of the first part's (review32u)
         raise SateError(_second_stream(path, kind, at, seconds))
+
+
+# Where `check_one_stream`'s whole search found a second stream in each file searched (device, inode, size,
+# modification time), or None: `sate evaluate` reads a file's header at each of its segments, and a FLAC searched
+# whole costs some 3 ms per MB (review32u)
+_SEARCHED: dict[tuple[int, int, int, int], int | None] = {}
 
 
 def _second_stream(path: Path, kind: str, at: int, seconds: str) -> str:
@@ -357,48 +372,6 @@ def _probe_offsets(size: int, start: int, window: int = PROBE_BYTES) -> list[int
 def _rising(numbers: list[tuple[int, int]]) -> bool:
     """Whether the (byte, number) pairs, in byte order, have numbers rising wherever the byte rises."""
     return all(b > a or (at_b == at_a and b == a) for (at_a, a), (at_b, b) in zip(numbers, numbers[1:], strict=False))
-
-
-def _ogg_one_stream(f: BinaryIO) -> bool:
-    """Whether a few reads show an Ogg file to be one logical stream: the pages found at `PROBE_AT` and the last page
-    (which ends the file and the stream) are all of the first page's stream, their sequence numbers rising. False
-    where they do not, or cannot (a small file, another stream multiplexed, a damaged page): then walk the pages.
-    Walking them all cost `sate prep` and `features` some 10 ms per hour of Ogg at each file (hand32u)."""
-    size = os.fstat(f.fileno()).st_size
-    f.seek(0)
-    first = f.read(27)
-    offsets = _probe_offsets(size, 0)
-    if offsets is None or len(first) < 27 or first[:5] != b"OggS\0" or not first[5] & 2:
-        return False
-    seen = [(0, int.from_bytes(first[18:22], "little"))]
-    for n, at in enumerate(offsets):
-        f.seek(at)
-        data = f.read(PROBE_BYTES)
-        tail = n == len(offsets) - 1  # the last page: it ends the file, and the stream (end-of-stream flag)
-        k = next((k for k in _ogg_pages(data, at, size, tail) if not tail or data[k + 5] & 4), None)
-        if k is None or data[k + 14:k + 18] != first[14:18]:
-            return False
-        seen.append((at + k, int.from_bytes(data[k + 18:k + 22], "little")))
-    return _rising(seen)
-
-
-def _ogg_page_end(data: bytes, k: int) -> int | None:
-    """Where the Ogg page at ``data[k:]`` ends, or None where its header is not all in ``data``."""
-    if len(data) < k + 27 or len(data) < k + 27 + data[k + 26]:
-        return None
-    return k + 27 + data[k + 26] + sum(data[k + 27:k + 27 + data[k + 26]])
-
-
-def _ogg_pages(data: bytes, at: int, size: int, last: bool = False) -> Iterator[int]:
-    """Where Ogg pages begin in ``data`` (read at byte ``at`` of a file of ``size`` bytes), first to last: a capture
-    pattern of version 0 whose page is followed by another page or by the file's end (a pattern inside a packet is
-    no page). ``last``: the page that ends the file alone, if there is one."""
-    k = data.rfind(b"OggS\0") if last else data.find(b"OggS\0")
-    while k >= 0:
-        end = _ogg_page_end(data, k)
-        if end is not None and (at + end == size if last else data[end:end + 5] == b"OggS\0" or at + end == size):
-            yield k
-        k = data.rfind(b"OggS\0", 0, k) if last else data.find(b"OggS\0", k + 1)
 
 
 def _ogg_chained(f: BinaryIO) -> int | None:
@@ -476,8 +449,9 @@ def _flac_one_stream(f: BinaryIO) -> bool:
     """Whether a few reads show a FLAC file to be one stream: the frames found at `PROBE_AT` have rising numbers,
     and a frame in its last bytes ends at the samples its STREAMINFO declares. A second file behind the first (two
     joined with cat) begins its frames at 0 again and ends at its own length. False where they do not, or cannot (a
-    small file, a length left unknown, no frame found): then the file is searched whole, which cost `sate prep` and
-    `features` about 6 ms per 1 MB of FLAC at each file, 3 s at one of 490 MB (hand32u)."""
+    small file, a length or frame size left unknown, no frame found): then the file is searched whole, about 3 ms per
+    1 MB of FLAC, 3 s at one of 490 MB (hand32u). A join these reads cannot see is searched for by the readers of
+    whole files (`check_one_stream`)."""
     size = os.fstat(f.fileno()).st_size
     start = _id3v2_end(f)
     f.seek(start)
@@ -487,19 +461,19 @@ def _flac_one_stream(f: BinaryIO) -> bool:
     info = int.from_bytes(head[18:26], "big")  # rate (20 bits), channels - 1 (3), bits - 1 (5), samples (36)
     channels, bits, total, fixed = (info >> 41 & 7) + 1, (info >> 36 & 31) + 1, info & (1 << 36) - 1, \
         int.from_bytes(head[8:10], "big")  # a fixed block size's stream numbers its frames: the minimum block size
-    at, last = start + 4, not head[4] & 0x80
-    while not last:  # the metadata blocks, to where the frames begin
+    at, last = start + 4, False
+    while not last:  # the metadata blocks, STREAMINFO's first, to where the frames begin
         f.seek(at)
         block = f.read(4)
         if len(block) < 4:
             return False
         last, at = bool(block[0] & 0x80), at + 4 + int.from_bytes(block[1:], "big")
-    most = int.from_bytes(head[15:18], "big")  # the largest frame's bytes, where the encoder said: a frame's header
-    window = min(PROBE_BYTES, 2 * most + 64) if most else PROBE_BYTES  # is then found in this many
+    least, most = int.from_bytes(head[12:15], "big"), int.from_bytes(head[15:18], "big")  # its frames' bytes
+    window = min(PROBE_BYTES, 2 * most + 64)  # a frame's header is found in this many
     offsets = _probe_offsets(size, at, window)
-    if offsets is None or not total:
+    if offsets is None or not total or not most or not fixed:
         return False
-    seen = []
+    seen = [(at, 0)]
     for n, probe in enumerate(offsets):
         f.seek(probe)
         data = f.read(window)
@@ -510,7 +484,11 @@ def _flac_one_stream(f: BinaryIO) -> bool:
         if found is None:
             return False
         seen.append((probe + found[0], found[2]))
-    return _rising(seen)
+    # between two frames, no more bytes than their samples' frames (each of the minimum block size at least) may
+    # hold at the largest frame's size, and the last frame is of the stream's sizes: a join whose last part has as
+    # many samples as the first, its frames numbered alike, adds its bytes (review32u's noise + near-silence)
+    return _rising(seen) and least <= size - seen[-1][0] <= most and all(
+        b - a <= (y - x) // fixed * most for (a, x), (b, y) in zip(seen, seen[1:], strict=False))
 
 
 def _flac_syncs(data: bytes, backwards: bool = False) -> Iterator[int]:
@@ -1313,7 +1291,7 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         check_not_cut_short(path, source)
         check_data_declared(path, source)
         check_nothing_behind_data(path, source)
-        check_one_stream(path, source)
+        check_one_stream(path, source, quick=False)  # main searched here always: few reads miss some joins
     elif source.format not in PIPE_FORMATS:
         source.close()
         raise SateError(f"{path}: cannot read audio ({source.format_info} cannot be read from a pipe: give the "

@@ -421,14 +421,77 @@ def test_a_joined_ogg_or_flac_is_refused_where_prep_and_features_read_its_header
             assert wav_info(part).frames == seconds * 16000
         joined = tmp_path / f"talk{seconds}.{fmt.lower()}"
         joined.write_bytes(parts[0].read_bytes() + parts[1].read_bytes())
-        with pytest.raises(SateError, match=rf"^{joined}: another {kind} stream begins at byte "
-                                            rf"{parts[0].stat().st_size:,}, after the {seconds}\.0 s of audio of the "
-                                            r"first \(files joined with cat"):
+        first = f"the {seconds}\\.0 s of audio of the first" if kind == "FLAC" else "the first"  # an Ogg's frames
+        with pytest.raises(SateError, match=rf"^{joined}: another {kind} stream begins at byte "  # are its last part's
+                                            rf"{parts[0].stat().st_size:,}, after {first} \(files joined with cat"):
             wav_info(joined)
     with open(parts[0], "rb") as f:  # 8 s of noise: large enough to be looked at in a few places
         assert _flac_one_stream(f)
     with open(joined, "rb") as f:
         assert not _flac_one_stream(f)
+
+
+def _ogg_crc(data: bytes) -> int:
+    """An Ogg page's CRC-32 (polynomial 0x04C11DB7, no reflection), to give a page another stream's serial."""
+    crc = 0
+    for byte in data:
+        crc ^= byte << 24
+        for _ in range(8):
+            crc = (crc << 1 ^ 0x04C11DB7 if crc & 0x80000000 else crc << 1) & 0xFFFFFFFF
+    return crc
+
+
+def _ogg_serialled(data: bytes, serial: bytes) -> bytes:
+    """The Ogg file ``data``, every page of the serial number ``serial`` (ffmpeg's -fflags +bitexact writes 0)."""
+    out, at = bytearray(), 0
+    while at < len(data):
+        end = at + 27 + data[at + 26] + sum(data[at + 27:at + 27 + data[at + 26]])
+        page = bytearray(data[at:end])
+        page[14:18], page[22:26] = serial, bytes(4)
+        page[22:26] = _ogg_crc(bytes(page)).to_bytes(4, "little")
+        out += page
+        at = end
+    return bytes(out)
+
+
+def test_a_join_the_quick_reads_cannot_see_is_refused_by_every_reader(tmp_path: Path) -> None:
+    """A few reads let a large FLAC pass as one stream (hand32u), and `audio_blocks` (translate, segment, stream)
+    skipped the whole search main ran: 10 s of noise + 10 s of near-silence (equal samples, a short last part) was
+    read as its first 10 s, exit 0, where main refused it (review32u). Now the readers of whole files always search,
+    and the reads bound the bytes between frames, so `wav_info` (prep, features) refuses it too."""
+    rng = np.random.default_rng(0)
+    noise, quiet = tmp_path / "noise.flac", tmp_path / "quiet.flac"
+    sf.write(noise, (0.3 * rng.standard_normal(160000)).astype(np.float32), 16000, subtype="PCM_16")
+    sf.write(quiet, (1e-5 * rng.standard_normal(160000)).astype(np.float32), 16000, subtype="PCM_16")
+    for first, second in ((noise, quiet), (quiet, noise)):
+        joined = tmp_path / f"{first.stem}_{second.stem}.flac"
+        joined.write_bytes(first.read_bytes() + second.read_bytes())
+        said = rf"^{joined}: another FLAC stream begins at byte {first.stat().st_size:,}, after the 10\.0 s"
+        with pytest.raises(SateError, match=said):
+            wav_info(joined)
+        with pytest.raises(SateError, match=said):
+            audio_blocks(joined)
+    assert wav_info(noise).frames == wav_info(quiet).frames == 160000  # one stream each: no false refusal
+
+
+@pytest.mark.slow  # 90 s of Vorbis to encode: 1.2 s
+def test_an_ogg_join_of_one_serial_with_a_short_first_part_is_refused(tmp_path: Path) -> None:
+    """Two Oggs of one serial number (ffmpeg's bitexact output), the first short: the pages a few reads found were
+    all the second's, numbered from 0 and rising, so the file was one stream to `wav_info` and `audio_blocks`, read
+    as its first 5 s, exit 0 (review32u). An Ogg's page headers are walked now (0.7 ms per MB)."""
+    rng = np.random.default_rng(2)
+    long, short = tmp_path / "long.ogg", tmp_path / "short.ogg"
+    sf.write(long, (0.3 * rng.standard_normal(90 * 16000)).astype(np.float32), 16000, format="OGG")
+    sf.write(short, (0.3 * rng.standard_normal(5 * 16000)).astype(np.float32), 16000, format="OGG")
+    serial = long.read_bytes()[14:18]
+    joined = tmp_path / "talk.ogg"
+    joined.write_bytes(_ogg_serialled(short.read_bytes(), serial) + long.read_bytes())
+    said = rf"^{joined}: another Ogg stream begins at byte {short.stat().st_size:,}, after the first \(files joined"
+    with pytest.raises(SateError, match=said):
+        wav_info(joined)
+    with pytest.raises(SateError, match=said):
+        audio_blocks(joined)
+    assert wav_info(long).frames == 90 * 16000
 
 
 def test_a_manifest_row_naming_a_url_is_told_so(tmp_path: Path) -> None:
