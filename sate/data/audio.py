@@ -415,7 +415,8 @@ def _flac_frame(data: bytes, k: int, channels: int, bits: int) -> tuple[int, int
     """(variable block size: 1 or 0, its sample or frame number, its block size) of the FLAC frame header at
     ``data[k:]``, or None where there is none: its sync code, fields that agree with the stream's ``channels`` and
     ``bits`` and its CRC-8 are checked."""
-    if len(data) < k + 16 or data[k] != 0xFF or data[k + 1] & 0xFE != 0xF8:
+    if len(data) < k + 6 or data[k] != 0xFF or data[k + 1] & 0xFE != 0xF8:  # a header's bytes alone: a frame of
+        # digital silence is 11 to 14 bytes, and a file ending in one was searched whole at each call (review32u)
         return None
     size_code, rate_code = data[k + 2] >> 4, data[k + 2] & 15
     assigned, sample_code = data[k + 3] >> 4, data[k + 3] >> 1 & 7
@@ -439,6 +440,8 @@ def _flac_frame(data: bytes, k: int, channels: int, bits: int) -> tuple[int, int
     else:
         block = 192 if size_code == 1 else 576 << size_code - 2 if size_code < 6 else 256 << size_code - 8
     i += {12: 1, 13: 2, 14: 2}.get(rate_code, 0)
+    if len(data) <= i:
+        return None
     crc = 0
     for byte in data[k:i]:
         crc = _CRC8[crc ^ byte]
