@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sate import layout
-from sate.data.audio import audio_blocks, read_segment, wav_info
+from sate.data.audio import audio_blocks, audio_name, read_segment, wav_info
 from sate.data.cmvn_record import require_cmvn
 from sate.data.features import FRAME_SHIFT_MS, compute_fbank
 from sate.data.manifest import check_split_names, manifest_splits, read_manifest
@@ -528,7 +528,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     att = sub.add_parser("attention", formatter_class=fmt, help="cross-attention heatmap of one utterance",
                          description="A PNG heatmap of the decoder's cross-attention for one utterance: greedy "
                                      "output tokens against encoder positions labelled with CTC-aligned tokens.")
-    att.add_argument("audio", type=read_name, nargs="?", default=None, metavar="FILE",
+    att.add_argument("audio", type=audio_name, nargs="?", default=None, metavar="FILE",
                      help="an audio file analysed as one utterance (instead of --utt)")
     att.add_argument("--model", type=read_name, required=True,
                      help="model file or model directory (st, mt, hybrid asr)")

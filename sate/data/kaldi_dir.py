@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
+from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples, url_refusal
 from sate.data.manifest import read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
@@ -66,6 +66,9 @@ def audio_paths(path: Path) -> dict[str, tuple[int, Path]]:
         if re.search(r"\.ark:\d+$", value):
             raise SateError(f"{where}: {rec} is an offset into an ark ({shown(value)}); convert the recordings to "
                             "audio files (wav, flac) and list their paths")
+        url = url_refusal(value)  # said as written: a Path collapses its //
+        if url is not None:
+            raise SateError(f"{where}: {url}")
         paths[rec] = (lineno, Path(value))
     return paths
 

@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from sate.data.audio import MAX_SECONDS, SPEED_RANGE
+from sate.data.audio import MAX_SECONDS, SPEED_RANGE, url_refusal
 from sate.errors import SateError, one_line, shown
 from sate.files import (
     SNIFF,
@@ -388,6 +388,9 @@ def read_manifest(path: str | Path) -> list[dict]:
             raise SateError(f"{path}:{lineno}: id {shown(row['id'])} is also the id of line {seen[row['id']]}; ids "
                             "must be unique")
         seen[row["id"]] = lineno
+        url = None if os.path.lexists(path.parent / row["audio"]) else url_refusal(row["audio"])
+        if url is not None:  # as written: joined to the manifest's folder, it was a file missing since prep (review32u)
+            raise SateError(f"{path}:{lineno}: {url}")
         if not os.path.isabs(row["audio"]) and target is None:
             row["audio"] = os.path.abspath(path.parent / row["audio"])
         elif not os.path.isabs(row["audio"]):

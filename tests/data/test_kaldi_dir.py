@@ -11,9 +11,10 @@ import pytest
 import soundfile as sf
 
 from sate.data.audio import num_frames, read_segment
+from sate.data.kaldi_dir import audio_paths
 from sate.data.manifest import read_manifest
 from sate.data.text import normalize_source
-from sate.errors import shown
+from sate.errors import SateError, shown
 
 
 def test_rows_are_the_voiced_segments(run_sate, kaldi_corpus, tmp_path: Path) -> None:
@@ -456,3 +457,13 @@ def test_a_command_that_only_cats_a_file_is_named_with_the_line_to_write(run_sat
     scp.write_text("\n".join([f'{rec} cat "$HOME/x.wav" |', *lines[1:]]) + "\n")  # the shell's to expand
     rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")
     assert rc == 2 and "convert the recordings to audio files" in err, err
+
+
+def test_a_wav_scp_naming_a_url_is_told_to_download_it(tmp_path: Path) -> None:
+    """`utt1 https://host/a.wav` in wav.scp was "https:/host/a.wav: audio file is missing" (the name as a Path
+    collapses it), no word that sate reads local files (review31z): the line and the URL as written now."""
+    (tmp_path / "wav.scp").write_text("utt1 https://host/a.wav\n")
+    with pytest.raises(SateError) as refused:
+        audio_paths(tmp_path / "wav.scp")
+    assert str(refused.value) == (f"{tmp_path}/wav.scp:1: https://host/a.wav: a URL, not a file: sate reads local "
+                                  "files; download it first (curl -o a.wav https://host/a.wav) and give the file")
