@@ -49,6 +49,10 @@ def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stre
     print(f"{result.split}: {size}, {hours:.2f} h{only}", file=out)
     for reason, count in sorted(result.dropped.items()):  # a doubled segment's two rows are dropped together
         print(f"{result.split}: dropped {count} {'row(s)' if doubled else 'segment(s)'}: {reason}", file=out)
+    if result.carriage_returns:
+        ids = result.carriage_returns
+        print(f"{result.split}: read a carriage return (\\r) inside the text of {len(ids)} segment(s) as a space (a "
+              f"line break left inside a line): {', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''}", file=out)
     for reason, ids in sorted(result.flagged.items()):
         shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
         print(f"{result.split}: kept {len(ids)} segment(s) with {reason} (never dropped outside training splits, "
