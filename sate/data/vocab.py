@@ -239,30 +239,44 @@ def normalization_rule(sentences: Sequence[str]) -> str:
     ``identity``, so the model writes what it read. Other text keeps ``nmt_nfkc``: a German TED text with "…" or a
     no-break space in a few lines in a hundred trains as before (a share of NFKC-changed lines switched it, and
     tabs, no-break spaces and soft hyphens became pieces). Its first `ORDER_LINES` lines tell, in a fraction of a
-    second."""
-    return "identity" if unspaced(sentences[:ORDER_LINES]) else "nmt_nfkc"
+    second. A text that joins its words' parts with a zero-width non-joiner or joiner (Persian, MuST-C's En-Fa:
+    "می\\u200cخواهم") in a tenth of its lines or more is trained with plain ``nfkc``: ``nmt_nfkc`` read U+200C as a
+    space, so the model wrote "می خواهم", two words where the reference holds one (32nd hostile pass)."""
+    lines = sentences[:ORDER_LINES]
+    if unspaced(lines):
+        return "identity"
+    return "nfkc" if 10 * sum(JOINED.search(line) is not None for line in lines) >= max(len(lines), 1) else "nmt_nfkc"
+
+
+JOINED = re.compile(r"\w[\u200c\u200d]\w")  # a zero-width (non-)joiner inside a word, as Persian writes them
 
 
 def folding_note(data_dir: Path, manifest: Path) -> str | None:
     """A note where the target vocabulary, up to date, folds full-width punctuation that its text, Chinese or
     Japanese, is written with: `sate vocab` before the 28th pass trained every text with SentencePiece's NFKC, and
     its record holds no rule, so such a data directory stayed "up to date" with a model that writes "," for "，"
-    (review28z). It is not retrained unasked: experiments trained on it read it."""
+    (review28z); so with a Persian text's zero-width non-joiners, before the 32nd. It is not retrained unasked:
+    experiments trained on it read it."""
     texts = []
     try:
         with manifest.open(encoding="utf-8") as rows:
             for line in islice(rows, ORDER_LINES):
                 row = json.loads(line) if line.strip() else {}
                 texts.append(str(row.get("tgt", "")) if isinstance(row, dict) else "")
-        if normalization_rule(texts) != "identity":
+        rule = normalization_rule(texts)
+        if rule == "nmt_nfkc":
             return None
         model = data_dir / layout.spm_model("tgt")
-        if "，" in spm.SentencePieceProcessor(model_file=str(model)).normalize("，"):
+        probe, kept = ("，", "，") if rule == "identity" else ("a\u200cb", "\u200c")
+        if kept in spm.SentencePieceProcessor(model_file=str(model)).normalize(probe):
             return None
     except (OSError, ValueError, RuntimeError):  # the note is a courtesy: an unreadable file says nothing here
         return None
-    return (f"note: {one_line(str(model))} writes full-width punctuation ('，' '？' '：') as ASCII, which its "
-            "Chinese or Japanese references keep ('sate vocab' before the twenty-eighth pass folded it); remove "
+    what, before = (("full-width punctuation ('，' '？' '：') as ASCII, which its Chinese or Japanese references keep",
+                     "twenty-eighth") if rule == "identity" else
+                    ("a zero-width non-joiner inside a word (U+200C, as Persian writes its words' parts) as a space, "
+                     "which its references keep", "thirty-second"))
+    return (f"note: {one_line(str(model))} writes {what} ('sate vocab' before the {before} pass folded it); remove "
             f"{one_line(str(data_dir / layout.VOCAB_META))} and run sate vocab again to train one that keeps it, "
             "then train again the models that read the old one")
 
