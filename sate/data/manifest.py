@@ -168,9 +168,19 @@ def check_sentences(path: Path, lines: list[str], wanted: str) -> None:
 def trailing_blank_lines(texts: Iterable[tuple[Path, list[str]]], count: int) -> str:
     """What to add to a corpus's "line counts differ" refusal where a text file holds ``count`` lines, the segment
     list's count, but for blank lines at its end (an editor's, `echo >> FILE`), which count as segments' texts: the
-    counts alone did not say so (28th hostile pass, MuST-C; 30th, Augmented LibriSpeech)."""
-    blank = [f"{path.name} ends with {n} blank line(s)" for path, lines in texts
-             if (n := len(lines) - len("\n".join(lines).rstrip().split("\n"))) and len(lines) - n == count]
+    counts alone did not say so (28th hostile pass, MuST-C; 30th, Augmented LibriSpeech). Blank lines elsewhere that
+    make the difference (an editor's at the top) are named by number: "dev.de 5 lines" alone did not say which (32nd).
+    """
+    blank = []
+    for path, lines in texts:
+        numbers = [k for k, line in enumerate(lines, start=1) if not line.strip()]
+        trailing = len(lines) - len("\n".join(lines).rstrip().split("\n"))
+        if trailing and len(lines) - trailing == count:
+            blank.append(f"{path.name} ends with {trailing} blank line(s)")
+        elif numbers and len(lines) - len(numbers) == count:
+            at = ", ".join(map(str, numbers[:5])) + (", ..." if len(numbers) > 5 else "")
+            blank.append(f"{path.name} holds {len(numbers)} blank line(s) ({'line' if len(numbers) == 1 else 'lines'} "
+                         f"{at})")
     return f"; {', '.join(blank)}, each read as a segment's text: remove them" if blank else ""
 
 

@@ -386,6 +386,19 @@ def test_blank_lines_at_a_texts_end_are_named(run_sate, corpus: Path, tmp_path: 
     path.write_text(text, encoding="utf-8")
     assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
 
+def test_a_blank_line_elsewhere_that_makes_the_difference_is_named(run_sate, corpus: Path, tmp_path: Path) -> None:
+    """A blank line an editor left at dev.de's top: "dev.de 5 lines" alone did not say which, where one at the end
+    was named (32nd hostile pass). Followed, the advice prepares the split."""
+    path = txt(corpus, "dev", "de")
+    text = path.read_text(encoding="utf-8")
+    path.write_text("\n" + text, encoding="utf-8")
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2 and err.strip().endswith("dev.de 5 lines; dev.de holds 1 blank line(s) (line 1), each read as a "
+                                            "segment's text: remove them"), err
+    path.write_text(text, encoding="utf-8")
+    assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
+
+
 
 @pytest.mark.parametrize("brk", ["\r", "\u2028"])
 def test_text_whose_lines_end_with_another_break_is_named(run_sate, corpus: Path, tmp_path: Path, brk: str) -> None:
