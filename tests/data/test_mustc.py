@@ -691,3 +691,13 @@ def test_a_line_with_a_quote_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> 
                              Path("x"), 1)
     assert fields == {"duration": "1.5", "offset": "2.0", "speaker_id": "spk.7", "wav": "ted_7.wav"}
     assert len(parses) == 1
+
+
+def test_a_duration_range_against_a_default_names_the_default(run_sate, corpus: Path, tmp_path: Path) -> None:
+    """`--max-duration 0.05` alone was "--min-duration 0.1 and --max-duration 0.05 must satisfy ...", naming an option
+    not given (32nd hostile pass): the default is said as one; followed (`--min-duration 0`), the range prepares."""
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data", "--max-duration", "0.05")
+    assert rc == 2 and err.strip().endswith("--min-duration 0.1 (its default) and --max-duration 0.05 must satisfy "
+                                            "0 <= min <= max"), err
+    assert prep(run_sate, corpus, tmp_path / "data", "--max-duration", "0.05", "--min-duration", "0", "--splits",
+                "dev")[0] == 0
