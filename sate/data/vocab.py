@@ -21,7 +21,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, islice
 from pathlib import Path
 
@@ -471,13 +471,22 @@ def check_marian_pair(hub: Path, manifest: Path) -> None:
     print(f"note: {line}: if its translations are {lang}, give the opus-mt-en-{lang} model", file=sys.stderr)
 
 
+def no_train(manifest: Path) -> Callable[[], str]:
+    """For `require_file`: a data directory without ``train.jsonl``, with the splits it holds. "run `sate prep` first"
+    alone, of a directory prepared with `--splits dev` (or of extra ASR splits alone), was advice that, followed as the
+    prep had been run, failed again (32nd hostile pass)."""
+    return missing_split(manifest, f"{manifest}: file is missing: the vocabularies are made of the {TRAIN_SPLIT} "
+                                   f"split's text (run `sate prep` with {TRAIN_SPLIT} among --splits, or without "
+                                   "--splits)")
+
+
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     if args.joint is not None or args.src_size is not None or args.tgt_size is not None or args.mt_text \
             or args.src_splits:
         raise SateError("--marian uses the Marian model's vocabulary: --src-size, --tgt-size, --joint, --mt-text "
                         "and --src-splits do not apply")
     check_near_data(args.data)
-    require_file(manifest, "a manifest", f"{manifest}: file is missing (run `sate prep` first)")
+    require_file(manifest, "a manifest", no_train(manifest))
     hub: Path = args.marian
     if not hub.is_dir():
         raise SateError(f"--marian {hub}: not a directory (download the model first: docs/models.md)")
@@ -527,7 +536,7 @@ def _run(args: argparse.Namespace) -> int:
     extra = source_manifests(data_dir, args.src_splits)
     mt_files = [path for pair in args.mt_text for path in pair]
     check_near_data(data_dir)
-    require_file(manifest, "a manifest", f"{manifest}: file is missing (run `sate prep` first)")
+    require_file(manifest, "a manifest", no_train(manifest))
     for path in mt_files:
         why = not_a_text_file(path)
         if why is not None:

@@ -616,3 +616,17 @@ def test_the_speed_copies_as_source_text_are_refused(run_sate, data: Path) -> No
     assert rc == 2 and "--src-splits train_sp: train_sp is train's speed copies (`sate features --speed-perturb`), " \
         "whose transcripts train already gives; leave it out" in err, err
     assert ((data / "tokens_src.txt").read_bytes() if (data / "tokens_src.txt").exists() else None) == before
+
+
+def test_a_data_directory_without_train_says_which_split_makes_the_vocabularies(run_sate, corpus: Path,
+                                                                                 tmp_path: Path) -> None:
+    """"run `sate prep` first" alone, of a directory prepared with `--splits dev`: the prep had been run, and run again
+    as it was it failed again (32nd hostile pass). The split and the splits held are named."""
+    data = tmp_path / "data"
+    assert run_sate("prep", "--mustc-root", corpus, "--splits", "dev", "--out", data)[0] == 0
+    rc, _, err = run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
+    assert rc == 2 and err.strip().endswith(
+        f"{data / 'train.jsonl'}: file is missing: the vocabularies are made of the train split's text (run `sate "
+        f"prep` with train among --splits, or without --splits); {data} holds the splits dev"), err
+    assert run_sate("prep", "--mustc-root", corpus, "--splits", "train", "--out", data)[0] == 0
+    assert (data / "train.jsonl").is_file()
