@@ -394,9 +394,26 @@ def test_a_blank_line_elsewhere_that_makes_the_difference_is_named(run_sate, cor
     path.write_text("\n" + text, encoding="utf-8")
     rc, _, err = prep(run_sate, corpus, tmp_path / "data")
     assert rc == 2 and err.strip().endswith("dev.de 5 lines; dev.de holds 1 blank line(s) (line 1), each read as a "
-                                            "segment's text: remove them"), err
+                                            "segment's text: remove those that are no segment's, keeping a blank "
+                                            "line that is a segment's empty text (then a line elsewhere is broken or "
+                                            "missing: compare the file with the other text line by line)"), err
     path.write_text(text, encoding="utf-8")
     assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
+
+
+def test_a_blank_line_that_may_be_an_empty_translation_is_not_said_to_be_removed(run_sate, corpus: Path,
+                                                                                 tmp_path: Path) -> None:
+    """Segment 2's translation empty (a blank line) and segment 3's broken over two lines: "remove them", followed,
+    made the counts agree and shifted every reference after line 2, exit 0 (review32d). The advice keeps a blank line
+    that is a segment's text and sends the user to the broken line."""
+    path = txt(corpus, "dev", "de")
+    lines = path.read_text(encoding="utf-8").split("\n")[:-1]
+    words = lines[2].split(" ")
+    path.write_text("\n".join([lines[0], "", " ".join(words[:2]), " ".join(words[2:]), *lines[3:]]) + "\n",
+                    encoding="utf-8")
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2 and "holds 1 blank line(s) (line 2)" in err and "remove them" not in err, err
+    assert "keeping a blank line that is a segment's empty text" in err and "broken or missing" in err, err
 
 
 
@@ -408,12 +425,28 @@ def test_text_whose_lines_end_with_another_break_is_named(run_sate, corpus: Path
     path = txt(corpus, "dev", "de")
     path.write_bytes(path.read_bytes().replace(b"\n", brk.encode()))
     rc, _, err = prep(run_sate, corpus, tmp_path / "data")
-    assert rc == 2 and "dev.en 4 lines, dev.de 1 lines; dev.de ends its lines with " in err, err
+    assert rc == 2 and "dev.en 4 lines, dev.de 1 lines; dev.de ends " in err, err
     if brk == "\r":
-        assert err.strip().endswith("convert it (tr '\\r' '\\n' < dev.de > dev.de.lf && mv dev.de.lf dev.de)"), err
-        subprocess.run("tr '\\r' '\\n' < dev.de > dev.de.lf && mv dev.de.lf dev.de", shell=True, check=True,
-                       cwd=path.parent)
+        assert err.strip().endswith(CONVERT), err
+        subprocess.run(CONVERT.removeprefix("convert it (")[:-1], shell=True, check=True, cwd=path.parent)
         assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
+
+
+CONVERT = "convert it (sed 's/\\r$//' dev.de | tr '\\r' '\\n' > dev.de.lf && mv dev.de.lf dev.de)"
+
+
+def test_a_crlf_text_with_one_bare_carriage_return_is_converted_in_one_step(run_sate, corpus: Path,
+                                                                             tmp_path: Path) -> None:
+    """A CRLF dev.de whose first line ends with \\r alone (its \\n lost): the advice `tr '\\r' '\\n'`, followed, made
+    every \\r\\n two line breaks, a blank line after each segment (review32d). Followed now, prep works."""
+    path = txt(corpus, "dev", "de")
+    lines = path.read_text(encoding="utf-8").split("\n")[:-1]
+    path.write_bytes((lines[0] + "\r" + "\r\n".join(lines[1:]) + "\r\n").encode())
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2 and "dev.de ends lines with a carriage return (\\r) alone, not \\n" in err, err
+    assert err.strip().endswith(CONVERT), err
+    subprocess.run(CONVERT.removeprefix("convert it (")[:-1], shell=True, check=True, cwd=path.parent)
+    assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
 
 
 def test_another_kind_of_file_as_a_splits_text_is_named(run_sate, corpus: Path, tmp_path: Path) -> None:
