@@ -502,13 +502,33 @@ def check_marian_pair(hub: Path, manifest: Path) -> None:
     print(f"note: {line}: if its translations are {lang}, give the opus-mt-en-{lang} model", file=sys.stderr)
 
 
-def no_train(manifest: Path) -> Callable[[], str]:
+def no_train(manifest: Path, marian: bool = False) -> Callable[[], str]:
     """For `require_file`: a data directory without ``train.jsonl``, with the splits it holds. "run `sate prep` first"
     alone, of a directory prepared with `--splits dev` (or of extra ASR splits alone), was advice that, followed as the
-    prep had been run, failed again (32nd hostile pass)."""
-    return missing_split(manifest, f"{manifest}: file is missing: the vocabularies are made of the {TRAIN_SPLIT} "
-                                   f"split's text (run `sate prep` with {TRAIN_SPLIT} among --splits, or without "
-                                   "--splits)")
+    prep had been run, failed again (32nd hostile pass). Where every split held is transcripts only (a Kaldi or
+    LibriSpeech split), `--splits train` of that corpus is refused in turn: a translated corpus's train is asked for;
+    ``marian``: train's text does not make the Marian vocabulary, it checks the model's pair (review32d)."""
+    def say() -> str:
+        what = ("`sate vocab --marian` reads the train split's translations to check the model's language pair and "
+                "pick the tokens CTC spells with" if marian else "the vocabularies are made of the train split's text")
+        held = sorted(manifest.parent.glob("*.jsonl")) if manifest.parent.is_dir() else []
+        if held and all(_transcripts_only(path) for path in held):
+            advice = (f"the splits held have transcripts only: prepare a translated corpus, MuST-C or Augmented "
+                      f"LibriSpeech, as {TRAIN_SPLIT} into this directory")
+        else:
+            advice = f"run `sate prep` with {TRAIN_SPLIT} among --splits, or without --splits"
+        return missing_split(manifest, f"{manifest}: file is missing: {what} ({advice})")()
+    return say
+
+
+def _transcripts_only(manifest: Path) -> bool:
+    """Does the manifest's first row hold no translation (``tgt`` null: a Kaldi or LibriSpeech split)?"""
+    try:
+        with manifest.open(encoding="utf-8") as rows:
+            row = json.loads(rows.readline() or "{}")
+    except (OSError, ValueError):
+        return False
+    return isinstance(row, dict) and "tgt" in row and row["tgt"] is None
 
 
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
@@ -517,7 +537,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
         raise SateError("--marian uses the Marian model's vocabulary: --src-size, --tgt-size, --joint, --mt-text "
                         "and --src-splits do not apply")
     check_near_data(args.data)
-    require_file(manifest, "a manifest", no_train(manifest))
+    require_file(manifest, "a manifest", no_train(manifest, marian=True))
     hub: Path = args.marian
     if not hub.is_dir():
         raise SateError(f"--marian {hub}: not a directory (download the model first: docs/models.md)")

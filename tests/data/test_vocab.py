@@ -701,3 +701,30 @@ def test_a_data_directory_without_train_says_which_split_makes_the_vocabularies(
         f"prep` with train among --splits, or without --splits); {data} holds the splits dev"), err
     assert run_sate("prep", "--mustc-root", corpus, "--splits", "train", "--out", data)[0] == 0
     assert (data / "train.jsonl").is_file()
+
+
+
+@pytest.mark.slow
+def test_a_data_directory_of_transcripts_only_asks_for_a_translated_train(run_sate, corpus: Path,
+                                                                        tmp_path: Path) -> None:
+    """A directory holding only an extra ASR split (a Kaldi or LibriSpeech `--splits train-k`) was told to run `sate
+    prep` with train among --splits, which, followed with that corpus, is refused as transcripts only; with --marian
+    it said the vocabularies are made of train's text, which is the Marian model's (review32d)."""
+    from sate.data.manifest import write_manifest
+
+    data = tmp_path / "data"
+    assert run_sate("prep", "--mustc-root", corpus, "--splits", "dev", "--out", data)[0] == 0
+    rc, _, err = run_sate("vocab", "--data", data, "--marian", tmp_path / "opus-mt-en-de")
+    assert rc == 2 and err.strip().endswith(
+        f"{data / 'train.jsonl'}: file is missing: `sate vocab --marian` reads the train split's translations to "
+        "check the model's language pair and pick the tokens CTC spells with (run `sate prep` with train among "
+        f"--splits, or without --splits); {data} holds the splits dev"), err
+    (data / "dev.jsonl").rename(data / "train-k.jsonl")
+    write_manifest(data / "train-k.jsonl", [{**row, "tgt": None} for row in read_manifest(data / "train-k.jsonl")])
+    rc, _, err = run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
+    assert rc == 2 and err.strip().endswith(
+        f"{data / 'train.jsonl'}: file is missing: the vocabularies are made of the train split's text (the splits "
+        "held have transcripts only: prepare a translated corpus, MuST-C or Augmented LibriSpeech, as train into this "
+        f"directory); {data} holds the splits train-k"), err
+    assert run_sate("prep", "--mustc-root", corpus, "--splits", "train", "--out", data)[0] == 0
+    assert run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40", "--src-splits", "train-k")[0] == 0
