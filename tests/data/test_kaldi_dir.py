@@ -294,6 +294,26 @@ def test_a_relative_wav_path_run_from_elsewhere_names_the_folder_to_run_from(run
     assert run_sate("prep", "--kaldi-dir", "data/train", "--out", "../data")[0] == 0
 
 
+def test_a_relative_wav_path_from_the_directory_itself_names_it(run_sate, kaldi_corpus, tmp_path: Path,
+                                                                monkeypatch) -> None:
+    """A Kaldi directory written by hand with its audio inside it (`audio/recA.wav` beside `wav.scp`), run from
+    elsewhere: "audio file is missing" alone, where a folder above it was named (32nd hostile pass). Named now;
+    followed, it prepares."""
+    directory, _ = kaldi_corpus
+    mine = tmp_path / "mine"
+    shutil.copytree(directory, mine)
+    shutil.copytree(directory.parent / "audio", mine / "audio")
+    scp = mine / "wav.scp"
+    scp.write_text("".join(f"{line.split()[0]} audio/{Path(line.split()[1]).name}\n"
+                           for line in scp.read_text().splitlines()))
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = run_sate("prep", "--kaldi-dir", "mine", "--out", "data")
+    assert rc == 2 and err.strip().endswith(f"it is there from {mine}: run `sate prep` in that folder (the Kaldi "
+                                            "directory itself), giving --kaldi-dir and --out from there"), err
+    monkeypatch.chdir(mine)
+    assert run_sate("prep", "--kaldi-dir", ".", "--splits", "mine", "--out", "../data")[0] == 0
+
+
 def test_the_other_corpus_note_names_only_the_replaced_corpus_s_manifests(run_sate, kaldi_corpus, tmp_path: Path,
                                                                          write_mustc) -> None:
     """The note named every other manifest as maybe of the corpus replaced (24th hostile pass, fix24d): an extra ASR
