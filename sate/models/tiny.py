@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from sate.models.config import config_class
+from sate.models.registry import ADAPTOR_TYPES
 
 
 def tiny_config(task: str, d_model: int = 32, *, layers: int = 1, decoder_layers: int | None = None,
@@ -21,7 +22,9 @@ def tiny_config(task: str, d_model: int = 32, *, layers: int = 1, decoder_layers
     has d_model/4 channels. `decoder_layers` gives the decoder its own depth (an ASR model has a
     decoder only when it is set: hybrid CTC/attention). `kernel` and `dropout` left at None keep the
     model defaults (`dropout` sets the adaptor's too); `adaptor` None leaves the adaptor section out (the
-    default type). `baseline` gives the E2E ST baseline: no adaptor, no textual encoder.
+    default type). `baseline` gives the E2E ST baseline: no adaptor, no textual encoder. The adaptor's dropout is set
+    where its type (league when `adaptor` is None; shrink's default mode is league) has a linear branch: the config
+    refuses it elsewhere as doing nothing, and a test of `dropout=0.0` with the default type got the adaptor's 0.1.
     """
     block: dict[str, object] = {"layers": layers, "heads": 2, "ffn": 2 * d_model}
     if dropout is not None:
@@ -29,16 +32,20 @@ def tiny_config(task: str, d_model: int = 32, *, layers: int = 1, decoder_layers
     acoustic = {**block, "type": acoustic_type, "frontend_channels": d_model // 4}
     if kernel is not None:
         acoustic["kernel"] = kernel
+    adaptor_section: dict[str, object] = {} if adaptor is None else {"type": adaptor}
+    kind = ADAPTOR_TYPES[adaptor or "league"]
+    if dropout is not None and (kind.linear or kind.shrinks):
+        adaptor_section["dropout"] = dropout
     conf: dict[str, object] = {
         "d_model": d_model,
         "acoustic": acoustic,
-        "adaptor": {"type": adaptor} if dropout is None else {"type": adaptor, "dropout": dropout},
+        "adaptor": adaptor_section,
         "textual": dict(block),
         "decoder": {**block, "layers": layers if decoder_layers is None else decoder_layers},
     }
     if baseline:
         conf["adaptor"], conf["textual"] = {"type": "none"}, {"layers": 0}
-    elif adaptor is None:
+    elif not adaptor_section:
         del conf["adaptor"]
     keep = {f.name for f in fields(config_class(task))} - {"loss"}
     if task == "asr" and decoder_layers is None:

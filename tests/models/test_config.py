@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sate.errors import SateError
-from sate.models.config import AcousticConfig, STConfig, resolve_config
+from sate.models.config import AcousticConfig, AdaptorConfig, STConfig, resolve_config
 from sate.models.registry import ADAPTOR_TYPES
 
 
@@ -118,3 +118,14 @@ def test_an_empty_hub_is_a_hub_given(kind: str) -> None:
         resolve_config("asr", {"acoustic": {"type": kind, "hub": {}}})  # its advice followable without a path
     with pytest.raises(SateError, match=r"^model config: acoustic.path must be a path .*, got ''$"):
         resolve_config("asr", {"acoustic": {"type": kind, "path": ""}})
+
+
+@pytest.mark.parametrize("adaptor", [None, "league", "soft", "shrink"])
+def test_tiny_config_dropout_reaches_the_adaptor_where_it_has_a_linear_branch(adaptor: str | None) -> None:
+    """`tiny_config(dropout=0.0)` promises the adaptor's dropout too: with the default type it left the adaptor's 0.1,
+    so a test of "only the CTC dropout is random" trained with a random adaptor (hand32m)."""
+    from sate.models.tiny import tiny_config
+
+    conf = resolve_config("st", tiny_config("st", dropout=0.0, adaptor=adaptor))
+    kind = ADAPTOR_TYPES[adaptor or "league"]
+    assert conf.adaptor.dropout == (0.0 if kind.linear or kind.shrinks else AdaptorConfig().dropout)
