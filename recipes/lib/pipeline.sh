@@ -80,6 +80,35 @@ for word in $train_args; do
   esac
   prev=$word
 done
+# What sate train's own parser would refuse in --train-args, before any stage: a config key without its --set
+# (`--train-args "trainer.max_steps=2"`), an option it does not have (`--max-steps 2`), one without its value, or a
+# value of --accelerator, --devices or --num-nodes it refuses stopped stage 3's sate train ("unrecognized arguments"),
+# after stages 0 to 2 (hours of MuST-C prep, features and vocabularies). The --set items are read by sate config below.
+valued=  # the option whose value the next word is
+for word in $train_args; do
+  if [ -z "$valued" ]; then
+    option=$(train_option "$word")
+    if [ -z "$option" ]; then
+      case "$word" in
+        -h) continue ;;  # refused above
+        -*) die "--train-args: $word: no option of sate train, or the beginning of more than one (of its options, --train-args may give --set KEY=VALUE, --accelerator, --devices and --num-nodes)" ;;
+        *=*) die "--train-args: $word: not an option of sate train; a config key is set by --set $word" ;;
+        *) die "--train-args: $word: not an option of sate train (of its options, --train-args may give --set KEY=VALUE, --accelerator, --devices and --num-nodes)" ;;
+      esac
+    fi
+    [[ $word == *=* ]] || { valued=$option; continue; }
+    value=${word#*=}
+  else
+    # argparse takes a word beginning with '-' for an option (a negative number aside), not for the value
+    [[ $word != -* || $word =~ ^-[0-9]+$ ]] || die "--train-args: $valued needs a value (got the option $word after it)"
+    option=$valued value=$word valued=
+  fi
+  case "$option" in
+    --accelerator) case "$value" in auto | cpu | gpu) ;; *) die "--train-args: --accelerator $value: sate train takes auto, cpu or gpu (the recipe gives it from --ngpu)" ;; esac ;;
+    --devices | --num-nodes) [[ $value =~ ^[+-]?[0-9]+$ ]] || die "--train-args: $option $value: sate train takes a whole number (digits 0-9)" ;;
+  esac
+done
+[ -z "$valued" ] || die "--train-args: $valued needs a value (the last word of --train-args is the option)"
 # The --set items of --train-args, split as the training commands split them (for sate config: text_for, and the
 # check before stage 0 below).
 train_sets=() prev=

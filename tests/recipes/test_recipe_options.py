@@ -476,7 +476,31 @@ def test_train_args_may_not_replace_what_the_recipe_gives_sate_train(tmp_path: P
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(("train_args", "says"), [
+    ("trainer.max_steps=2", "trainer.max_steps=2: not an option of sate train; a config key is set by --set "
+                            "trainer.max_steps=2"),
+    ("--max-steps 2", "--max-steps: no option of sate train, or the beginning of more than one (of its options, "
+                      "--train-args may give --set KEY=VALUE, --accelerator, --devices and --num-nodes)"),
+    ("--s x=1", "--s: no option of sate train, or the beginning of more than one"),  # --set or --steps-from
+    ("--set trainer.max_steps=2 --set", "--set needs a value (the last word of --train-args is the option)"),
+    ("--set --devices 2", "--set needs a value (got the option --devices after it)"),
+    ("--accelerator tpu", "--accelerator tpu: sate train takes auto, cpu or gpu (the recipe gives it from --ngpu)"),
+    ("--num-nodes=two", "--num-nodes two: sate train takes a whole number (digits 0-9)"),
+])
+def test_train_args_sate_train_would_refuse_are_refused_before_stage_0(tmp_path: Path, train_args: str,
+                                                                       says: str) -> None:
+    """`--train-args "trainer.max_steps=2"` (its --set forgotten) was refused by stage 3's sate train ("unrecognized
+    arguments"), after stages 0 to 2: hours of MuST-C prep, features and vocabularies (thirty-second hostile pass)."""
+    done = subprocess.run(["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "m", "--data",
+                           tmp_path / "data", "--exp", tmp_path / "exp", "--train-args", train_args],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"[mustc] error: --train-args: {says}"), done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("train_args", ["--set trainer.max_steps=2 --set data.train=train_sp", "--devices 2",
+                                        "--devices=1 --acc cpu --num 1 --set trainer.x=-1",
                                         "--set=trainer.max_epochs=1 --set optim.lr=1e-3",
                                         '--set data={"train":"train_dirty"}'])
 def test_train_args_of_other_options_are_taken(tmp_path: Path, train_args: str) -> None:
