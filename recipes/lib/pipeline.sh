@@ -321,7 +321,9 @@ fi
 # `--stage 3 --tgt-vocab-size 2000` trained nothing new, every model "done already" on the old vocabularies, exit 0.
 earlier() {
   [ "$1" -lt "$stage" ] && [ -e "$2" ] || return 0
-  [[ $(cat "$2") == "$4"*"${5:-}" ]] && return 0
+  local made
+  made=$(cat "$2")
+  [[ $made == "$4"*"${5:-}" || $made == "$(as_before "$4")"*"$(as_before "${5:-}")" ]] && return 0
   say "note: $3 were made with other parameters than this command line gives, and stage $1, which makes them, is not run: the stages run now read them as they are (--stage $1 makes them again)"
 }
 

@@ -117,9 +117,10 @@ from_caller() {
     esac
     if [ "$lists" = true ]; then
       out=
-      for word in ${!name}; do out+="${out:+ }$(absolute "$word")"; done
+      for word in ${!name}; do out+="${out:+ }$(absolute "$word")"; respelled "$word"; done
       printf -v "$name" '%s' "$out"
     else
+      respelled "${!name}"
       printf -v "$name" '%s' "$(absolute "${!name}")"
     fi
     # a file given for a directory (`--data DATA/train.jsonl`): stage 3 said "missing FILE/.done/features ... Run the
@@ -130,7 +131,31 @@ from_caller() {
     esac
   done
 }
-absolute() { case "$1" in /*|'') printf '%s' "$1" ;; *) printf '%s/%s' "${caller_dir%/}" "$1" ;; esac; }
+# absolute PATH: PATH from caller_dir when relative, in one spelling (tidy): the stages record these paths in their
+# markers (stage 0 the corpus's, every training the data directory's), and `--mustc-root /data/MUSTC/` (a shell's
+# completion adds the slash) after `--mustc-root /data/MUSTC` prepared the corpus again, and with it every stage after
+# it ran again: features, vocabularies, and each training resumed (an early-stopped one trained another epoch).
+absolute() { case "$1" in '') ;; /*) tidy "$1" ;; *) tidy "$caller_dir/$1" ;; esac; }
+# respelled PATH: where absolute's spelling of PATH is not the one the recipes recorded before they tidied it, both, for
+# is_done: a marker of such a spelling (written before) is taken as done, not made again with everything after it.
+spelled_tidy=() spelled_before=()
+respelled() {
+  local before tidied
+  case "$1" in /* | '') before=$1 ;; *) before=${caller_dir%/}/$1 ;; esac
+  tidied=$(absolute "$1")
+  [ "$before" = "$tidied" ] || spelled_tidy+=("$tidied") spelled_before+=("$before")
+}
+# tidy PATH: an absolute PATH without its empty and `.` parts (a trailing or a doubled slash, `/./`); `..` stays, as a
+# symbolic link before it may lead anywhere.
+tidy() {
+  local rest=${1#/} part out=
+  while [ -n "$rest" ]; do
+    part=${rest%%/*}
+    [[ $rest == */* ]] && rest=${rest#*/} || rest=
+    case "$part" in '' | .) ;; *) out+=/$part ;; esac
+  done
+  printf '%s' "${out:-/}"
+}
 
 # run_stage N DESCRIPTION: true when N is within [stage, stop_stage]; prints the stage header.
 stages_offered=() stage_ran=false
@@ -152,9 +177,20 @@ none_ran() {
 trap '[ $? -ne 0 ] || none_ran' EXIT
 
 # is_done MARKER PARAMS: MARKER was written by mark_done with the same PARAMS (and --force is off).
+# A marker written before the paths were tidied (from_caller) with a path spelled otherwise is taken as done too, never
+# rewritten: later stages stamp the markers' contents.
 is_done() {
-  [ "$force" != true ] && [ -e "$1" ] && [ "$(cat "$1")" = "${2:-}" ] || return 1
+  [ "$force" != true ] && [ -e "$1" ] || return 1
+  local made
+  made=$(cat "$1")
+  [ "$made" = "${2:-}" ] || { [ ${#spelled_tidy[@]} -gt 0 ] && [ "$made" = "$(as_before "${2:-}")" ]; } || return 1
   say "  done already ($1); --force to redo"
+}
+# as_before TEXT: TEXT with each path that from_caller tidied spelled as before (respelled).
+as_before() {
+  local text=$1 k
+  for k in "${!spelled_tidy[@]}"; do text=${text//"${spelled_tidy[k]}"/"${spelled_before[k]}"}; done
+  printf '%s' "$text"
 }
 
 # mark_done MARKER PARAMS: written last by a stage, so a killed stage is never taken as finished; a failed write (a

@@ -1322,3 +1322,47 @@ def test_a_file_given_for_a_directory_option_is_refused(tmp_path: Path, recipe: 
     done = subprocess.run(["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, option, "link", "--stage", "50"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert "selects none of the stages" in done.stderr, done.stderr
+
+
+@pytest.mark.slow  # six recipe runs
+def test_a_path_spelled_otherwise_is_the_same_path(tmp_path: Path) -> None:
+    """`--root /data/libri_trans/` (a shell's completion adds the slash) after `--root /data/libri_trans` prepared the
+    corpus again, and with it every stage after it ran again: features, vocabularies, each training resumed (one stopped
+    early trained another epoch) (thirty-second hostile pass). A path option is recorded in one spelling now; a
+    marker written before in another spelling of it is done for that spelling too."""
+    recording_sate(tmp_path, '#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
+    root = tmp_path / "libri trans"
+    for name in ("train", "dev", "test"):
+        (root / name).mkdir(parents=True)
+        for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
+            (root / name / file).write_text(f"{file}\n")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    seen = 0
+
+    def commands(*paths: str, stages: tuple[str, str] = ("0", "4")) -> list[str]:
+        nonlocal seen
+        done = subprocess.run(["bash", str(ROOT / "recipes" / "libri_trans" / "run.sh"), "--root", paths[0], "--data",
+                               paths[1], "--exp", paths[2], "--stage", stages[0], "--stop-stage", stages[1]],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        lines = (tmp_path / "args").read_text().splitlines() if (tmp_path / "args").exists() else []
+        new, seen = lines[seen:], len(lines)
+        return new
+
+    ran = ["prep", "features", "vocab", "train", "average", "pack", "train", "average", "pack"]
+    assert commands(str(root), str(tmp_path / "data"), str(tmp_path / "exp")) == ran
+    assert commands(f"{root}/", "./data//", f"{tmp_path}/./exp/") == []
+
+    def as_before(*markers: Path) -> None:  # what the recipe recorded for `--root ROOT/ --data data/`
+        for marker in markers:
+            marker.write_text(marker.read_text().replace(str(root), f"{root}/")
+                              .replace(f"{tmp_path}/data", f"{tmp_path}/data/"))
+
+    shutil.rmtree(tmp_path / "data")
+    shutil.rmtree(tmp_path / "exp")
+    assert commands(str(root), "data", "exp", stages=("0", "0")) == ["prep"]
+    as_before(tmp_path / "data" / ".done" / "prep", tmp_path / "data" / ".done" / "prep-tests")
+    assert commands(f"{root}/", "data/", "exp", stages=("1", "4")) == ran[1:]
+    as_before(*(tmp_path / "exp").glob("*/.done-*"))
+    assert commands(f"{root}/", "data/", "exp") == []  # as they were spelled then
+    assert commands(str(root), "data", "exp") == ran  # as under the recipes of before
