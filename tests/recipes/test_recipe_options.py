@@ -428,6 +428,8 @@ def test_the_synthetic_corpus_has_no_target_language_to_choose(tmp_path: Path, r
     (["--nj", "100000"], f"--nj 100000: at most {max(16, 4 * (os.cpu_count() or 1))} parallel jobs on this machine "
                          "(four per CPU, at least 16)"),
     (["--test-sets", "dev dev"], "--test-sets names dev twice"),
+    # sate synth voiced a corpus without train, and stage 0's sate prep refused it (thirty-second hostile pass)
+    (["--train-size", "000"], "--train-size 0: every stage after the corpus trains on its train split: give 1 or more"),
 ])
 def test_the_synthetic_recipe_checks_its_options_before_it_voices_the_corpus(
         tmp_path: Path, run_recipe, args: list[str], says: str) -> None:  # noqa: ANN001
