@@ -371,6 +371,12 @@ earlier 0 "$data/.done/prep" "the manifests in $data" "$prep_params"
 [ -n "${corpus_texts+x}" ] || corpus_texts=()
 [ -n "${test_texts+x}" ] || test_texts=()
 [ -n "${test_prep_splits+x}" ] || test_prep_splits=()
+# A test split's text corrected since stage 0 prepared it, by a run that decodes or tables the test sets without stage
+# 0: `--stage 7 --stop-stage 8` scored against the references of before, exit 0, without a word.
+if [ "$stage" -gt 0 ] && { selected 7 || selected 8; } && [ ${#test_texts[@]} -gt 0 ] && [ -e "$data/.done/prep-tests" ] &&
+   [ "$(cat "$data/.done/prep-tests")" != "splits=${test_prep_splits[*]} texts=$(stamp "${test_texts[@]}")" ]; then
+  say "note: the test splits' text in $corpus (${test_prep_splits[*]}) is not what stage 0 prepared in $data, and stage 0 is not run: stages 7 and 8 read the manifests as they are, with the references of then (--stage 0 prepares those splits again, and nothing else)"
+fi
 if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and ASR corpora: $asr_extra)}"; then
   params=$prep_params
   [ ${#corpus_texts[@]} -eq 0 ] || params+=" texts=$(stamp "${corpus_texts[@]}")"

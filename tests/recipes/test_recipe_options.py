@@ -1368,3 +1368,31 @@ def test_a_path_spelled_otherwise_is_the_same_path(tmp_path: Path) -> None:
     as_before(*(tmp_path / "exp").glob("*/.done-*"))
     assert commands(f"{root}/", "data/", "exp") == []  # as they were spelled then
     assert commands(str(root), "data", "exp") == ran  # as under the recipes of before
+
+
+@pytest.mark.slow  # five recipe runs
+def test_a_test_split_s_text_changed_is_said_by_a_run_that_scores_without_stage_0(tmp_path: Path) -> None:
+    """A reference corrected in the corpus, then `--stage 7 --stop-stage 8`: decoded and scored against the manifests'
+    references of before, exit 0, without a word (thirty-second hostile pass). A `sate` that records stands in."""
+    recording_sate(tmp_path, '#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
+    root = tmp_path / "libri trans"
+    for name in ("train", "dev", "test"):
+        (root / name).mkdir(parents=True)
+        for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
+            (root / name / file).write_text(f"{file}\n")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+
+    def run(first: str, last: str) -> str:
+        return subprocess.run(["bash", str(ROOT / "recipes" / "libri_trans" / "run.sh"), "--root", str(root), "--data",
+                               str(tmp_path / "data"), "--exp", str(tmp_path / "exp"), "--stage", first,
+                               "--stop-stage", last], env=env, capture_output=True, text=True, timeout=60).stderr
+
+    note = (f"[libri_trans] note: the test splits' text in {root} (test) is not what stage 0 prepared in "
+            f"{tmp_path / 'data'}, and stage 0 is not run: stages 7 and 8 read the manifests as they are, with the "
+            "references of then (--stage 0 prepares those splits again, and nothing else)\n")
+    assert "note" not in run("0", "0")
+    assert "note" not in run("8", "8")
+    (root / "test" / "test.fr").write_text("corrected\n")
+    assert note in run("7", "8")
+    assert "note" not in run("0", "0")  # which prepares the test split again
+    assert "note" not in run("8", "8")
