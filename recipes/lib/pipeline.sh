@@ -34,16 +34,21 @@ mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-} asr_extra=${asr_extra:-} whisper=${whisp
 decimal ngpu nj average_n src_vocab_size tgt_vocab_size joint_vocab_size ctc_layer
 [[ ${ngpu:-0} =~ ^[0-9]{1,4}$ ]] || die "--ngpu must be a number of GPUs (0: the CPU), got '$ngpu'"
 ngpu=${ngpu:-0}
+# Of any length, each count's own range below: `--nj 1234567890` (or `--average-n`, a vocabulary size of ten digits)
+# was "not a whole number >= 1", which it is. Past nine digits a count is out of range without bash's arithmetic, which
+# overflows.
 for name in nj average_n src_vocab_size tgt_vocab_size joint_vocab_size; do  # empty: not given (joint)
-  [[ ${!name:-1} =~ ^[1-9][0-9]{0,8}$ ]] || die "--${name//_/-} must be a whole number >= 1, got '${!name}'"
+  [[ ${!name:-1} =~ ^[1-9][0-9]*$ ]] || die "--${name//_/-} must be a whole number >= 1, got '${!name}'"
 done
 # sate features' limit on --jobs (sate.numbers.max_jobs: four per CPU, at least 16): `--nj 1000` was refused by stage 1,
 # after stage 0 (and synth's stage -1, voicing the corpus)
 most_jobs=$(( $(getconf _NPROCESSORS_ONLN) * 4 )); (( most_jobs >= 16 )) || most_jobs=16
-(( ${nj:-1} <= most_jobs )) || die "--nj $nj: at most $most_jobs parallel jobs on this machine (four per CPU, at least 16)"
+(( ${#nj} <= 9 && ${nj:-1} <= most_jobs )) || die "--nj $nj: at most $most_jobs parallel jobs on this machine (four per CPU, at least 16)"
 for name in src_vocab_size tgt_vocab_size joint_vocab_size; do  # sate vocab's range (MAX_VOCAB), before stage 1
-  (( ${!name:-2} >= 2 && ${!name:-2} <= 1000000 )) || die "--${name//_/-} must be from 2 to 1,000,000, got '${!name}'"
+  value=${!name:-2}
+  (( ${#value} <= 9 && value >= 2 && value <= 1000000 )) || die "--${name//_/-} must be from 2 to 1,000,000, got '${!name}'"
 done
+# sate average takes any count (more than the checkpoints kept averages those, with a note)
 [[ ${ctc_layer:-0} =~ ^[0-9]{1,4}$ ]] || die "--ctc-layer must be a whole number, got '$ctc_layer'"
 for name in speed_perturb compare parallel_pretrain; do
   case "${!name:-false}" in true|false) ;; *) die "--${name//_/-} must be true or false, got '${!name}'" ;; esac

@@ -41,6 +41,9 @@ from tests.recipes.conftest import ROOT
     (["--tgt-vocab-size", "8k"], "--tgt-vocab-size must be a whole number >= 1, got '8k'"),
     (["--src-vocab-size", "2000000"], "--src-vocab-size must be from 2 to 1,000,000, got '2000000'"),  # once stage 2
     (["--joint-vocab-size", "1"], "--joint-vocab-size must be from 2 to 1,000,000, got '1'"),
+    # ten digits were "not a whole number >= 1" (thirty-second hostile pass)
+    (["--src-vocab-size", "1234567890"], "--src-vocab-size must be from 2 to 1,000,000, got '1234567890'"),
+    (["--nj", "1234567890"], "--nj 1234567890: at most "),
     (["--ctc-layer", "top"], "--ctc-layer must be a whole number, got 'top'"),
     # stage 1, which writes train_sp, is skipped for a speech hub model: stage 3 stopped on "run `sate prep`"
     # stage 7 decoded dev twice (or skipped '../x') before stage 8's sate report refused the list
