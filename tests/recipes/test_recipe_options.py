@@ -1399,3 +1399,54 @@ def test_a_test_split_s_text_changed_is_said_by_a_run_that_scores_without_stage_
     assert note in run("7", "8")
     assert "note" not in run("0", "0")  # which prepares the test split again
     assert "note" not in run("8", "8")
+
+
+MAKING_SATE = """#!/bin/bash
+echo "$1" >> "$SATE_ARGS"
+prev=
+for word in "$@"; do  # what the later stages need of each command
+  case "$1=$prev" in
+    average=--out) mkdir -p "$(dirname "$word")" && : > "$word" ;;
+    pack=--out) mkdir -p "$word" ;;
+    train=--exp) mkdir -p "$word/checkpoints" ;;
+  esac
+  prev=$word
+done
+"""
+
+
+@pytest.mark.slow  # six recipe runs
+@pytest.mark.parametrize(("data", "exp"), [("en-de/", "en-de-exp/"), ("d/", "d/exp")])
+def test_a_marker_of_the_recipes_before_is_done_where_one_path_begins_another(tmp_path: Path, data: str,
+                                                                             exp: str) -> None:
+    """`--data /x/en-de/ --exp /x/en-de-exp/` (or `--data /x/d/ --exp /x/d/exp`), given again after the paths were
+    tidied: the markers the recipes of before wrote were respelled as plain text, which respelled the other path too
+    (/x/en-de/-exp/asr/model.pt), and SATE's training ran again (resumed), its average and its pack, although the
+    recipes of before took the identical command as done (thirty-second hostile pass, review32r). The recipes of before
+    are these with main's `absolute` (no tidying)."""
+    old = tmp_path / "old"
+    shutil.copytree(ROOT / "recipes", old / "recipes")
+    (old / "conf").symlink_to(ROOT / "conf")
+    with (old / "recipes" / "lib" / "stages.sh").open("a") as stages:
+        stages.write("""\nabsolute() { case "$1" in /*|'') printf '%s' "$1" ;; """
+                     """*) printf '%s/%s' "${caller_dir%/}" "$1" ;; esac; }\nrespelled() { :; }\n""")
+    recording_sate(tmp_path, MAKING_SATE)
+    root = tmp_path / "libri trans"
+    for name in ("train", "dev", "test"):
+        (root / name).mkdir(parents=True)
+        for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
+            (root / name / file).write_text(f"{file}\n")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+
+    def commands(recipes: Path, *options: str) -> list[str]:
+        (tmp_path / "args").write_text("")
+        done = subprocess.run(["bash", str(recipes / "recipes" / "libri_trans" / "run.sh"), "--root", str(root),
+                               "--data", f"{tmp_path}/{data}", "--exp", f"{tmp_path}/{exp}", "--stop-stage", "6",
+                               *options], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return (tmp_path / "args").read_text().split()
+
+    assert commands(old)[:4] == ["prep", "features", "vocab", "train"]  # every stage, by the recipes of before
+    assert commands(old) == ["config"]  # the --train-args check; every stage done already
+    assert commands(ROOT) == ["config"]  # the same command, after the upgrade
+    assert commands(ROOT, "--stage", "5") == ["config"]
