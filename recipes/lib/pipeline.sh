@@ -377,10 +377,22 @@ earlier 0 "$data/.done/prep" "the manifests in $data" "$prep_params"
 [ -n "${test_texts+x}" ] || test_texts=()
 [ -n "${test_prep_splits+x}" ] || test_prep_splits=()
 # A test split's text corrected since stage 0 prepared it, by a run that decodes or tables the test sets without stage
-# 0: `--stage 7 --stop-stage 8` scored against the references of before, exit 0, without a word.
+# 0: `--stage 7 --stop-stage 8` scored against the references of before, exit 0, without a word. Said only where every
+# test text file is there: a corpus not on this machine (prepared on another, docs/recipes.md) or removed since stage 0
+# is no change, and its note's `--stage 0` would have prepared (or refused) the whole corpus.
+all_there() { local f; for f in "$@"; do [ -f "$f" ] || return 1; done; }
 if [ "$stage" -gt 0 ] && { selected 7 || selected 8; } && [ ${#test_texts[@]} -gt 0 ] && [ -e "$data/.done/prep-tests" ] &&
+   all_there "${test_texts[@]}" &&
    [ "$(cat "$data/.done/prep-tests")" != "splits=${test_prep_splits[*]} texts=$(stamp "${test_texts[@]}")" ]; then
-  say "note: the test splits' text in $corpus (${test_prep_splits[*]}) is not what stage 0 prepared in $data, and stage 0 is not run: stages 7 and 8 read the manifests as they are, with the references of then (--stage 0 prepares those splits again, and nothing else)"
+  # what stage 0 then does: those splits alone where the rest of its marker is the same (is_done's test below)
+  prep_now=$prep_params
+  [ ${#corpus_texts[@]} -eq 0 ] || prep_now+=" texts=$(stamp "${corpus_texts[@]}")"
+  if same_marker "$data/.done/prep" "$prep_now" || same_marker "$data/.done/prep" "$prep_params"; then
+    again="--stage 0 --stop-stage 0 prepares those splits again, and nothing else"
+  else
+    again="--stage 0 prepares the whole corpus again, as its training text or stage 0's options differ too, and every stage after it runs again"
+  fi
+  say "note: the test splits' text in $corpus (${test_prep_splits[*]}) is not what stage 0 prepared in $data, and stage 0 is not run: stages 7 and 8 read the manifests as they are, with the references of then ($again)"
 fi
 if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and ASR corpora: $asr_extra)}"; then
   params=$prep_params

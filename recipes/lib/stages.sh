@@ -186,11 +186,15 @@ trap '[ $? -ne 0 ] || none_ran' EXIT
 # A marker written before the paths were tidied (from_caller) with a path spelled otherwise is taken as done too, never
 # rewritten: later stages stamp the markers' contents.
 is_done() {
-  [ "$force" != true ] && [ -e "$1" ] || return 1
+  [ "$force" != true ] && same_marker "$@" || return 1
+  say "  done already ($1); --force to redo"
+}
+# same_marker MARKER PARAMS: is_done's test alone, without a word and whatever --force.
+same_marker() {
+  [ -e "$1" ] || return 1
   local made
   made=$(cat "$1")
-  [ "$made" = "${2:-}" ] || { [ "$respelled_any" = true ] && [ "$made" = "$(as_before "${2:-}")" ]; } || return 1
-  say "  done already ($1); --force to redo"
+  [ "$made" = "${2:-}" ] || { [ "$respelled_any" = true ] && [ "$made" = "$(as_before "${2:-}")" ]; }
 }
 # as_before TEXT: TEXT with each path that from_caller tidied spelled as before (respelled). Each place is respelled
 # once, as the longest path option that matches there: replaced as plain text one after another, `--data /x/en-de/`

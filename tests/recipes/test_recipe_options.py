@@ -1392,13 +1392,43 @@ def test_a_test_split_s_text_changed_is_said_by_a_run_that_scores_without_stage_
 
     note = (f"[libri_trans] note: the test splits' text in {root} (test) is not what stage 0 prepared in "
             f"{tmp_path / 'data'}, and stage 0 is not run: stages 7 and 8 read the manifests as they are, with the "
-            "references of then (--stage 0 prepares those splits again, and nothing else)\n")
+            "references of then (--stage 0 --stop-stage 0 prepares those splits again, and nothing else)\n")
     assert "note" not in run("0", "0")
     assert "note" not in run("8", "8")
     (root / "test" / "test.fr").write_text("corrected\n")
     assert note in run("7", "8")
     assert "note" not in run("0", "0")  # which prepares the test split again
     assert "note" not in run("8", "8")
+
+
+@pytest.mark.slow  # six recipe runs
+def test_a_corpus_not_there_is_no_test_text_changed(tmp_path: Path) -> None:
+    """The note of a test text changed since stage 0 spoke wherever the corpus was not there (training on another
+    machine from `--stage 3`, as docs/recipes.md describes; the corpus removed after stage 0), and its advice
+    `--stage 0` prepared (or refused) the whole corpus (thirty-second hostile pass, review32r). Said now only where
+    the test text is there and differs, with what `--stage 0` then does."""
+    recording_sate(tmp_path, '#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
+    root = tmp_path / "libri trans"
+    for name in ("train", "dev", "test"):
+        (root / name).mkdir(parents=True)
+        for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
+            (root / name / file).write_text(f"{file}\n")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+
+    def run(first: str, last: str = "11") -> str:
+        return subprocess.run(["bash", str(ROOT / "recipes" / "libri_trans" / "run.sh"), "--root", str(root), "--data",
+                               str(tmp_path / "data"), "--exp", str(tmp_path / "exp"), "--stage", first,
+                               "--stop-stage", last], env=env, capture_output=True, text=True, timeout=60).stderr
+
+    assert "note" not in run("0", "0")
+    root.rename(tmp_path / "away")  # trained elsewhere, or removed after stage 0
+    assert "note" not in run("3")  # to the last stage
+    assert "note" not in run("7", "8")
+    (tmp_path / "away").rename(root)
+    (root / "test" / "test.fr").write_text("corrected\n")
+    (root / "train" / "train.fr").write_text("corrected too\n")
+    assert ("(--stage 0 prepares the whole corpus again, as its training text or stage 0's options differ too, and "
+            "every stage after it runs again)\n") in run("8", "8")
 
 
 MAKING_SATE = """#!/bin/bash
