@@ -48,7 +48,9 @@ for name in src_vocab_size tgt_vocab_size joint_vocab_size; do  # sate vocab's r
   value=${!name:-2}
   (( ${#value} <= 9 && value >= 2 && value <= 1000000 )) || die "--${name//_/-} must be from 2 to 1,000,000, got '${!name}'"
 done
-# sate average takes any count (more than the checkpoints kept averages those, with a note)
+# sate average takes a count larger than the checkpoints kept (it averages those, with a note), but not one Python
+# cannot read (past 4,300 digits): that one was refused by stage 3's sate average, after the ASR model had trained.
+(( ${#average_n} <= 9 )) || die "--average-n must be from 1 to 999999999 (a count past the checkpoints kept averages them all), got '$average_n'"
 [[ ${ctc_layer:-0} =~ ^[0-9]{1,4}$ ]] || die "--ctc-layer must be a whole number, got '$ctc_layer'"
 for name in speed_perturb compare parallel_pretrain; do
   case "${!name:-false}" in true|false) ;; *) die "--${name//_/-} must be true or false, got '${!name}'" ;; esac

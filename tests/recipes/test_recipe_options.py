@@ -44,6 +44,11 @@ from tests.recipes.conftest import ROOT
     # ten digits were "not a whole number >= 1" (thirty-second hostile pass)
     (["--src-vocab-size", "1234567890"], "--src-vocab-size must be from 2 to 1,000,000, got '1234567890'"),
     (["--nj", "1234567890"], "--nj 1234567890: at most "),
+    # past 4,300 digits, refused by stage 3's sate average after the ASR model had trained (review32r)
+    (["--average-n", "9" * 5000], "--average-n must be from 1 to 999999999 (a count past the checkpoints kept averages "
+     "them all), got '999"),
+    (["--average-n", "1234567890"], "--average-n must be from 1 to 999999999 (a count past the checkpoints kept "
+     "averages them all), got '1234567890'"),
     (["--ctc-layer", "top"], "--ctc-layer must be a whole number, got 'top'"),
     # stage 1, which writes train_sp, is skipped for a speech hub model: stage 3 stopped on "run `sate prep`"
     # stage 7 decoded dev twice (or skipped '../x') before stage 8's sate report refused the list
