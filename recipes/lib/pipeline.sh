@@ -99,15 +99,18 @@ for word in $train_args; do
       case "$word" in
         -h) continue ;;  # refused above
         -*) die "--train-args: $word: no option of sate train, or the beginning of more than one (of its options, --train-args may give --set KEY=VALUE, --accelerator, --devices and --num-nodes)" ;;
+        # `--set trainer.max_steps = 2` (YAML's spaces) was advised "a config key is set by --set =", and `--set
+        # 'm.x=[1, 2]'` retried with other quotes met the same error: the words are split on spaces, quotes kept
+        =*) die "--train-args: $word: not an option of sate train; --set takes KEY=VALUE as one word, without spaces around '=' (--train-args is split on spaces, and quotes in it are not read)" ;;
         *=*) die "--train-args: $word: not an option of sate train; a config key is set by --set $word" ;;
-        *) die "--train-args: $word: not an option of sate train (of its options, --train-args may give --set KEY=VALUE, --accelerator, --devices and --num-nodes)" ;;
+        *) die "--train-args: $word: not an option of sate train (of its options, --train-args may give --set KEY=VALUE, --accelerator, --devices and --num-nodes); --train-args is split on spaces, and quotes in it are not read: write a --set value without spaces (--set model.x=[1,2]), or set it in a config of --conf-dir" ;;
       esac
     fi
     [[ $word == *=* ]] || { valued=$option; continue; }
     value=${word#*=}
   else
     # argparse takes a word beginning with '-' for an option (a negative number aside), not for the value
-    [[ $word != -* || $word =~ ^-[0-9]+$ ]] || die "--train-args: $valued needs a value (got the option $word after it)"
+    [[ $word != -* || $word =~ ^-([0-9]+|[0-9]*\.[0-9]+)$ ]] || die "--train-args: $valued needs a value (got the option $word after it)"
     option=$valued value=$word valued=
   fi
   case "$option" in

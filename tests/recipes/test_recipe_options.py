@@ -496,6 +496,16 @@ def test_train_args_may_not_replace_what_the_recipe_gives_sate_train(tmp_path: P
     ("--set --devices 2", "--set needs a value (got the option --devices after it)"),
     ("--accelerator tpu", "--accelerator tpu: sate train takes auto, cpu or gpu (the recipe gives it from --ngpu)"),
     ("--num-nodes=two", "--num-nodes two: sate train takes a whole number (digits 0-9)"),
+    # YAML's spaces were advised "a config key is set by --set =", and a value with a space retried with other quotes
+    # met the same error (review32r)
+    ("--set trainer.max_steps = 2", "=: not an option of sate train; --set takes KEY=VALUE as one word, without spaces "
+                                    "around '=' (--train-args is split on spaces, and quotes in it are not read)"),
+    ("--set trainer.max_steps =2", "=2: not an option of sate train; --set takes KEY=VALUE as one word"),
+    ("--set 'model.x=[1, 2]'", "2]': not an option of sate train (of its options, --train-args may give --set "
+                               "KEY=VALUE, --accelerator, --devices and --num-nodes); --train-args is split on spaces, "
+                               "and quotes in it are not read: write a --set value without spaces (--set "
+                               "model.x=[1,2]), or set it in a config of --conf-dir"),
+    ("--devices -1.5", "--devices -1.5: sate train takes a whole number (digits 0-9)"),  # was "needs a value"
 ])
 def test_train_args_sate_train_would_refuse_are_refused_before_stage_0(tmp_path: Path, train_args: str,
                                                                        says: str) -> None:
@@ -1485,3 +1495,21 @@ def test_a_marker_of_the_recipes_before_is_done_where_one_path_begins_another(tm
     assert commands(old) == ["config"]  # the --train-args check; every stage done already
     assert commands(ROOT) == ["config"]  # the same command, after the upgrade
     assert commands(ROOT, "--stage", "5") == ["config"]
+
+
+def test_the_recipes_know_every_option_of_sate_train() -> None:
+    """The recipes refuse a `--train-args` option that sate train has not (4a7f167) from a list of their own: an option
+    added to `sate train` and not to that list would be refused in every recipe (review32r). The list, and the values
+    of --accelerator it lets through, are sate train's parser's."""
+    from sate.cli import build_parser
+
+    parser = build_parser("train").command_parser
+    pipeline = (ROOT / "recipes" / "lib" / "pipeline.sh").read_text()
+    listed = re.search(r"train_option\(\) \{.*?\n  for name in ([^;]*); do", pipeline, re.S)
+    assert listed, "recipes/lib/pipeline.sh: train_option's list of sate train's options not found"
+    options = {name for action in parser._actions for name in action.option_strings if name.startswith("--")}
+    assert set(listed[1].split()) == options
+    accelerators = re.search(r"--accelerator\) case \"\$value\" in ([^)]*)\)", pipeline)
+    assert accelerators, "recipes/lib/pipeline.sh: the check of --accelerator's value not found"
+    choices = next(action.choices for action in parser._actions if "--accelerator" in action.option_strings)
+    assert {word.strip() for word in accelerators[1].split("|")} == set(choices)
