@@ -34,16 +34,23 @@ mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-} asr_extra=${asr_extra:-} whisper=${whisp
 decimal ngpu nj average_n src_vocab_size tgt_vocab_size joint_vocab_size ctc_layer
 [[ ${ngpu:-0} =~ ^[0-9]{1,4}$ ]] || die "--ngpu must be a number of GPUs (0: the CPU), got '$ngpu'"
 ngpu=${ngpu:-0}
+# Of any length, each count's own range below: `--nj 1234567890` (or `--average-n`, a vocabulary size of ten digits)
+# was "not a whole number >= 1", which it is. Past nine digits a count is out of range without bash's arithmetic, which
+# overflows.
 for name in nj average_n src_vocab_size tgt_vocab_size joint_vocab_size; do  # empty: not given (joint)
-  [[ ${!name:-1} =~ ^[1-9][0-9]{0,8}$ ]] || die "--${name//_/-} must be a whole number >= 1, got '${!name}'"
+  [[ ${!name:-1} =~ ^[1-9][0-9]*$ ]] || die "--${name//_/-} must be a whole number >= 1, got '${!name}'"
 done
 # sate features' limit on --jobs (sate.numbers.max_jobs: four per CPU, at least 16): `--nj 1000` was refused by stage 1,
 # after stage 0 (and synth's stage -1, voicing the corpus)
 most_jobs=$(( $(getconf _NPROCESSORS_ONLN) * 4 )); (( most_jobs >= 16 )) || most_jobs=16
-(( ${nj:-1} <= most_jobs )) || die "--nj $nj: at most $most_jobs parallel jobs on this machine (four per CPU, at least 16)"
+(( ${#nj} <= 9 && ${nj:-1} <= most_jobs )) || die "--nj $nj: at most $most_jobs parallel jobs on this machine (four per CPU, at least 16)"
 for name in src_vocab_size tgt_vocab_size joint_vocab_size; do  # sate vocab's range (MAX_VOCAB), before stage 1
-  (( ${!name:-2} >= 2 && ${!name:-2} <= 1000000 )) || die "--${name//_/-} must be from 2 to 1,000,000, got '${!name}'"
+  value=${!name:-2}
+  (( ${#value} <= 9 && value >= 2 && value <= 1000000 )) || die "--${name//_/-} must be from 2 to 1,000,000, got '${!name}'"
 done
+# sate average takes a count larger than the checkpoints kept (it averages those, with a note), but not one Python
+# cannot read (past 4,300 digits): that one was refused by stage 3's sate average, after the ASR model had trained.
+(( ${#average_n} <= 9 )) || die "--average-n must be from 1 to 999999999 (a count past the checkpoints kept averages them all), got '$average_n'"
 [[ ${ctc_layer:-0} =~ ^[0-9]{1,4}$ ]] || die "--ctc-layer must be a whole number, got '$ctc_layer'"
 for name in speed_perturb compare parallel_pretrain; do
   case "${!name:-false}" in true|false) ;; *) die "--${name//_/-} must be true or false, got '${!name}'" ;; esac
@@ -80,6 +87,38 @@ for word in $train_args; do
   esac
   prev=$word
 done
+# What sate train's own parser would refuse in --train-args, before any stage: a config key without its --set
+# (`--train-args "trainer.max_steps=2"`), an option it does not have (`--max-steps 2`), one without its value, or a
+# value of --accelerator, --devices or --num-nodes it refuses stopped stage 3's sate train ("unrecognized arguments"),
+# after stages 0 to 2 (hours of MuST-C prep, features and vocabularies). The --set items are read by sate config below.
+valued=  # the option whose value the next word is
+for word in $train_args; do
+  if [ -z "$valued" ]; then
+    option=$(train_option "$word")
+    if [ -z "$option" ]; then
+      case "$word" in
+        -h) continue ;;  # refused above
+        -*) die "--train-args: $word: no option of sate train, or the beginning of more than one (of its options, --train-args may give --set KEY=VALUE, --accelerator, --devices and --num-nodes)" ;;
+        # `--set trainer.max_steps = 2` (YAML's spaces) was advised "a config key is set by --set =", and `--set
+        # 'm.x=[1, 2]'` retried with other quotes met the same error: the words are split on spaces, quotes kept
+        =*) die "--train-args: $word: not an option of sate train; --set takes KEY=VALUE as one word, without spaces around '=' (--train-args is split on spaces, and quotes in it are not read)" ;;
+        *=*) die "--train-args: $word: not an option of sate train; a config key is set by --set $word" ;;
+        *) die "--train-args: $word: not an option of sate train (of its options, --train-args may give --set KEY=VALUE, --accelerator, --devices and --num-nodes); --train-args is split on spaces, and quotes in it are not read: write a --set value without spaces (--set model.x=[1,2]), or set it in a config of --conf-dir" ;;
+      esac
+    fi
+    [[ $word == *=* ]] || { valued=$option; continue; }
+    value=${word#*=}
+  else
+    # argparse takes a word beginning with '-' for an option (a negative number aside), not for the value
+    [[ $word != -* || $word =~ ^-([0-9]+|[0-9]*\.[0-9]+)$ ]] || die "--train-args: $valued needs a value (got the option $word after it)"
+    option=$valued value=$word valued=
+  fi
+  case "$option" in
+    --accelerator) case "$value" in auto | cpu | gpu) ;; *) die "--train-args: --accelerator $value: sate train takes auto, cpu or gpu (the recipe gives it from --ngpu)" ;; esac ;;
+    --devices | --num-nodes) [[ $value =~ ^[+-]?[0-9]+$ ]] || die "--train-args: $option $value: sate train takes a whole number (digits 0-9)" ;;
+  esac
+done
+[ -z "$valued" ] || die "--train-args: $valued needs a value (the last word of --train-args is the option)"
 # The --set items of --train-args, split as the training commands split them (for sate config: text_for, and the
 # check before stage 0 below).
 train_sets=() prev=
@@ -292,7 +331,9 @@ fi
 # `--stage 3 --tgt-vocab-size 2000` trained nothing new, every model "done already" on the old vocabularies, exit 0.
 earlier() {
   [ "$1" -lt "$stage" ] && [ -e "$2" ] || return 0
-  [[ $(cat "$2") == "$4"*"${5:-}" ]] && return 0
+  local made
+  made=$(cat "$2")
+  [[ $made == "$4"*"${5:-}" || $made == "$(as_before "$4")"*"$(as_before "${5:-}")" ]] && return 0
   say "note: $3 were made with other parameters than this command line gives, and stage $1, which makes them, is not run: the stages run now read them as they are (--stage $1 makes them again)"
 }
 
@@ -340,6 +381,24 @@ earlier 0 "$data/.done/prep" "the manifests in $data" "$prep_params"
 [ -n "${corpus_texts+x}" ] || corpus_texts=()
 [ -n "${test_texts+x}" ] || test_texts=()
 [ -n "${test_prep_splits+x}" ] || test_prep_splits=()
+# A test split's text corrected since stage 0 prepared it, by a run that decodes or tables the test sets without stage
+# 0: `--stage 7 --stop-stage 8` scored against the references of before, exit 0, without a word. Said only where every
+# test text file is there: a corpus not on this machine (prepared on another, docs/recipes.md) or removed since stage 0
+# is no change, and its note's `--stage 0` would have prepared (or refused) the whole corpus.
+all_there() { local f; for f in "$@"; do [ -f "$f" ] || return 1; done; }
+if [ "$stage" -gt 0 ] && { selected 7 || selected 8; } && [ ${#test_texts[@]} -gt 0 ] && [ -e "$data/.done/prep-tests" ] &&
+   all_there "${test_texts[@]}" &&
+   [ "$(cat "$data/.done/prep-tests")" != "splits=${test_prep_splits[*]} texts=$(stamp "${test_texts[@]}")" ]; then
+  # what stage 0 then does: those splits alone where the rest of its marker is the same (is_done's test below)
+  prep_now=$prep_params
+  [ ${#corpus_texts[@]} -eq 0 ] || prep_now+=" texts=$(stamp "${corpus_texts[@]}")"
+  if same_marker "$data/.done/prep" "$prep_now" || same_marker "$data/.done/prep" "$prep_params"; then
+    again="--stage 0 --stop-stage 0 prepares those splits again, and nothing else"
+  else
+    again="--stage 0 prepares the whole corpus again, as its training text or stage 0's options differ too, and every stage after it runs again"
+  fi
+  say "note: the test splits' text in $corpus (${test_prep_splits[*]}) is not what stage 0 prepared in $data, and stage 0 is not run: stages 7 and 8 read the manifests as they are, with the references of then ($again)"
+fi
 if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and ASR corpora: $asr_extra)}"; then
   params=$prep_params
   [ ${#corpus_texts[@]} -eq 0 ] || params+=" texts=$(stamp "${corpus_texts[@]}")"

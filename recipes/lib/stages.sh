@@ -109,7 +109,7 @@ from_caller() {
   local name lists=false out word
   for name in "$@"; do
     [ "$name" != --lists ] || { lists=true; continue; }
-    [[ $given_options == *" $name "* ]] || continue
+    [[ $given_options == *" $name "* ]] || { known_path "${!name:-}"; continue; }
     # `--exp "$EXP"` with EXP unset was the default (the repository's exp/..., another run's experiments, "done
     # already"), and libri_trans's `--data ""` the root: "missing /.done/features"; an empty hub or list is none
     case "$name" in
@@ -117,9 +117,10 @@ from_caller() {
     esac
     if [ "$lists" = true ]; then
       out=
-      for word in ${!name}; do out+="${out:+ }$(absolute "$word")"; done
+      for word in ${!name}; do out+="${out:+ }$(absolute "$word")"; respelled "$word"; done
       printf -v "$name" '%s' "$out"
     else
+      respelled "${!name}"
       printf -v "$name" '%s' "$(absolute "${!name}")"
     fi
     # a file given for a directory (`--data DATA/train.jsonl`): stage 3 said "missing FILE/.done/features ... Run the
@@ -130,7 +131,37 @@ from_caller() {
     esac
   done
 }
-absolute() { case "$1" in /*|'') printf '%s' "$1" ;; *) printf '%s/%s' "${caller_dir%/}" "$1" ;; esac; }
+# absolute PATH: PATH from caller_dir when relative, in one spelling (tidy): the stages record these paths in their
+# markers (stage 0 the corpus's, every training the data directory's), and `--mustc-root /data/MUSTC/` (a shell's
+# completion adds the slash) after `--mustc-root /data/MUSTC` prepared the corpus again, and with it every stage after
+# it ran again: features, vocabularies, and each training resumed (an early-stopped one trained another epoch).
+absolute() { case "$1" in '') ;; /*) tidy "$1" ;; *) tidy "$caller_dir/$1" ;; esac; }
+# respelled PATH: absolute's spelling of PATH and the one the recipes recorded before they tidied it, for is_done (and
+# respelled_any when they differ): a marker of such a spelling (written before) is taken as done, not made again with
+# everything after it. Every path option is kept, the same spelling or not, for as_before's longest match.
+spelled_tidy=() spelled_before=() respelled_any=false
+respelled() {
+  local before tidied
+  case "$1" in /*) before=$1 ;; '') return 0 ;; *) before=${caller_dir%/}/$1 ;; esac
+  tidied=$(absolute "$1")
+  [ "$tidied" != / ] || return 0  # it would match every path's slashes
+  spelled_tidy+=("$tidied") spelled_before+=("$before")
+  [ "$before" = "$tidied" ] || respelled_any=true
+}
+# known_path PATH: a path option the command line did not give (its default), kept as it is for as_before: a given
+# path's tidy spelling may be the beginning of it.
+known_path() { [[ $1 != /?* ]] || spelled_tidy+=("$1") spelled_before+=("$1"); }
+# tidy PATH: an absolute PATH without its empty and `.` parts (a trailing or a doubled slash, `/./`); `..` stays, as a
+# symbolic link before it may lead anywhere.
+tidy() {
+  local rest=${1#/} part out=
+  while [ -n "$rest" ]; do
+    part=${rest%%/*}
+    [[ $rest == */* ]] && rest=${rest#*/} || rest=
+    case "$part" in '' | .) ;; *) out+=/$part ;; esac
+  done
+  printf '%s' "${out:-/}"
+}
 
 # run_stage N DESCRIPTION: true when N is within [stage, stop_stage]; prints the stage header.
 stages_offered=() stage_ran=false
@@ -152,9 +183,32 @@ none_ran() {
 trap '[ $? -ne 0 ] || none_ran' EXIT
 
 # is_done MARKER PARAMS: MARKER was written by mark_done with the same PARAMS (and --force is off).
+# A marker written before the paths were tidied (from_caller) with a path spelled otherwise is taken as done too, never
+# rewritten: later stages stamp the markers' contents.
 is_done() {
-  [ "$force" != true ] && [ -e "$1" ] && [ "$(cat "$1")" = "${2:-}" ] || return 1
+  [ "$force" != true ] && same_marker "$@" || return 1
   say "  done already ($1); --force to redo"
+}
+# same_marker MARKER PARAMS: is_done's test alone, without a word and whatever --force.
+same_marker() {
+  [ -e "$1" ] || return 1
+  local made
+  made=$(cat "$1")
+  [ "$made" = "${2:-}" ] || { [ "$respelled_any" = true ] && [ "$made" = "$(as_before "${2:-}")" ]; }
+}
+# as_before TEXT: TEXT with each path that from_caller tidied spelled as before (respelled). Each place is respelled
+# once, as the longest path option that matches there: replaced as plain text one after another, `--data /x/en-de/`
+# respelled `--exp /x/en-de-exp/`'s paths too (/x/en-de/-exp/asr), and `--data /x/d/` those of `--exp /x/d/exp`
+# (/x/d//exp), so the identical command re-ran SATE's training after the recipes of before had finished it.
+as_before() {
+  local text=$1 k
+  if [ "$respelled_any" = true ]; then
+    for k in $(for k in "${!spelled_tidy[@]}"; do echo "${#spelled_tidy[k]} $k"; done | sort -rn | cut -d' ' -f2); do
+      text=${text//"${spelled_tidy[k]}"/$'\1'$k$'\2'}  # a mark no path holds, until every path is replaced
+    done
+    for k in "${!spelled_tidy[@]}"; do text=${text//$'\1'$k$'\2'/"${spelled_before[k]}"}; done
+  fi
+  printf '%s' "$text"
 }
 
 # mark_done MARKER PARAMS: written last by a stage, so a killed stage is never taken as finished; a failed write (a

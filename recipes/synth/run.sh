@@ -82,6 +82,9 @@ decimal train_size text_size dev_size test_size seed  # the corpus's marker reco
 for n in train_size text_size dev_size test_size seed; do  # sate synth's rule, said before ./run.sh's setup too
   [[ ${!n} =~ ^[0-9]+$ ]] || die "--${n//_/-} must be a whole number (digits 0-9), got '${!n}'"
 done
+# sate synth voices a corpus without train sentences, which stage 0's sate prep then refused ("train: no segments ...
+# leave it out with --splits"), once stage -1 had voiced the rest: every stage after it trains on train
+[ "$train_size" != 0 ] || die "--train-size 0: every stage after the corpus trains on its train split: give 1 or more"
 from_caller corpus data exp conf_dir
 case "$acoustic" in
   conformer) whisper= exp_tag=${exp_tag:-demo} ;;
