@@ -24,6 +24,7 @@ unexpected keys is printed first. Checkpoints are read with ``weights_only=True`
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -39,7 +40,7 @@ from sate.config import PyYAMLValues, bounded, invalid_yaml, yaml_bytes
 from sate.data.cmvn_record import cmvn_difference, recorded_kinds, require_cmvn
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, one_line, shown
-from sate.files import RawMapping, hub_hint, require_file
+from sate.files import RawMapping, hub_hint, relative_note, require_file
 from sate.models.base import SateModel
 from sate.models.config import ASRConfig, STConfig, check_init_parts, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
@@ -171,6 +172,30 @@ def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | 
         return Checkpoint(path, "espnet", state, config, "mt",
                           _read_token_list(config["src_token_list"], config_path), tokens)
     return Checkpoint(path, "espnet", state, config, "asr", tokens, [])
+
+
+def require_there(path: str, keys: str) -> None:
+    """The file a config key names (``init.acoustic.path``, ``model.loss.kd.asr_teacher``) is there, or one line that
+    names the key as well as the path: "checkpoint not found: exp/asr/model.pt" named no key, so a config with five
+    init entries and two teachers left the user to find which one (hand31t, 32nd hostile pass). A name that is there
+    (a broken link, a folder) is the reader's to tell."""
+    if os.path.lexists(path):
+        return
+    try:
+        refuse_not_averaged(Path(path))  # EXP/model.pt before `sate average`: how it is made
+    except SateError as err:
+        raise SateError(f"{keys}: {err}") from None
+    raise SateError(f"{keys}: checkpoint not found: {path}{relative_note(path)}")
+
+
+def init_keys(task: str, entries: RawMapping, path: str) -> str:
+    """The ``init:`` keys that name ``path``, as a message names them, with the ``--init-from`` that fills them where
+    they are the components one fills in a SATE model: "init.acoustic.path and init.ctc.path (or --init-from asr=)"."""
+    components = [c for c, entry in entries.items() if isinstance(entry, dict) and entry.get("path") == path]
+    keys = " and ".join(f"init.{c}.path" for c in components)
+    side = next((s for s, parts in SOURCE_COMPONENTS.items() if set(components) <= set(parts)), None) \
+        if task == "st" else None
+    return keys + (f" (or --init-from {side}=)" if side is not None else "")
 
 
 def read_source(path: str | Path, config_path: str | Path | None = None) -> Checkpoint:
@@ -412,6 +437,7 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
     for component, entry in entries.items():
         key = (entry["path"], entry.get("config"))
         if key not in cache:
+            require_there(entry["path"], init_keys(model.task, entries, entry["path"]))
             cache[key] = read_source(*key)
         ckpt = cache[key]
         prefix = entry.get("prefix", ckpt.default_prefix(component))
@@ -531,6 +557,7 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
         if kd.weight(side) == 0:
             continue
         path = str(getattr(kd, f"{side}_teacher"))
+        require_there(path, f"model.loss.kd.{side}_teacher (or --init-from {side}=)")
         try:
             teacher, data = model_from_file(path)
         except SateError:

@@ -580,3 +580,25 @@ def test_an_init_file_of_integer_boolean_or_complex_weights_is_refused(tmp_path:
                                         rf"{str(dtype).removeprefix('torch.')} vs float32$"):
         initialize(build("st"), {"acoustic": {"path": str(path)}}, src_tokens, tgt_tokens, log=lines.append)
     assert "FAILED" in lines[0]
+
+
+def test_a_missing_init_file_or_teacher_names_its_key(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                      tgt_tokens: list[str], files: dict[str, Any]) -> None:
+    """"checkpoint not found: exp/asr/model.pt" named the file but not the key that gave it, in a config of five init
+    entries and two teachers (hand31t's leftover, 32nd hostile pass). A file that is there through a link loads."""
+    gone = str(tmp_path / "exp" / "asr" / "model.pt")
+    init = {"acoustic": {"path": gone}, "ctc": {"path": gone}, "decoder": {"path": files["mt_path"]}}
+    with pytest.raises(SateError, match=rf"^init\.acoustic\.path and init\.ctc\.path \(or --init-from asr=\): "
+                                        rf"checkpoint not found: {gone}$"):
+        initialize(build("st"), init, src_tokens, tgt_tokens, log=lambda _line: None)
+    with pytest.raises(SateError, match=r"^init\.decoder\.path: checkpoint not found: exp/mt\.pt \(relative to"):
+        initialize(build("mt"), {"decoder": {"path": "exp/mt.pt"}}, src_tokens, tgt_tokens, log=lambda _line: None)
+    (tmp_path / "exp" / "asr" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "exp" / "asr" / "checkpoints" / "last.ckpt").write_bytes(b"")
+    with pytest.raises(SateError, match=r"^model\.loss\.kd\.asr_teacher \(or --init-from asr=\): .*model\.pt: no such "
+                                        r"file: the experiment .* holds checkpoints but no model\.pt yet; write it"):
+        load_teachers(build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": gone}}), src_tokens, tgt_tokens)
+    (tmp_path / "exp" / "asr" / "model.pt").symlink_to(files["asr_path"])
+    initialize(build("st"), init, src_tokens, tgt_tokens, log=lambda _line: None)
+    load_teachers(build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": gone}}), src_tokens, tgt_tokens,
+                  log=lambda _line: None)
