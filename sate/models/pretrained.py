@@ -538,6 +538,26 @@ def _refuse_espnet_teacher(side: str, path: str) -> None:
                         "place") from None
 
 
+def _refuse_hub_teacher(side: str, path: str) -> None:
+    """A downloaded hub model (its directory, or a file in it) named as a teacher: the reader's hint said to name it
+    in the model config as textual.path or acoustic.path, which makes it a part of the student, not its teacher
+    (32nd hostile pass). A teacher is rebuilt from a sate model file's header; a Marian model is never an MT teacher
+    (its source vocabulary is all of Marian's, the student's CTC side a subset: docs/models.md)."""
+    given = Path(path)
+    directory = given if given.is_dir() else given.parent
+    weights = {layout.CT2_MODEL, *(name for pair in layout.HUB_WEIGHT_FILES.items() for name in pair)}
+    if not hub_hint(directory) or not (given.is_dir() or given.name in weights):
+        return  # a damaged model file kept beside some config.json keeps the reader's line
+    if side == "asr":
+        how = (f"train an ASR model from it (acoustic.type whisper or hf_*, acoustic.path {directory}; "
+               "docs/models.md) and name its model.pt as model.loss.kd.asr_teacher, or set model.loss.kd.asr_weight=0")
+    else:
+        how = ("a downloaded model is no MT teacher (a SATE model with textual.type hf_marian has none, "
+               "docs/models.md): set model.loss.kd.mt_weight=0, or name an MT model file of sate train")
+    raise SateError(f"model.loss.kd.{side}_teacher {path} is a downloaded model ({directory / 'config.json'}), not "
+                    f"a sate model file (of sate train and sate average), which a teacher must be: {how}") from None
+
+
 def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
                   log: Callable[[str], None] = print, cmvn: Path | None = None, cmvn_kind: str | None = None) -> None:
     """Attach the frozen teachers named in ``loss.kd`` (our model files) to an ST model.
@@ -562,6 +582,7 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
             teacher, data = model_from_file(path)
         except SateError:
             _refuse_espnet_teacher(side, path)
+            _refuse_hub_teacher(side, path)
             raise
         if data["task"] != side:
             raise SateError(f"loss.kd.{side}_teacher {path} is an {data['task']} model, not {side}")

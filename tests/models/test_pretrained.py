@@ -524,9 +524,11 @@ def test_a_downloaded_models_pytorch_model_bin_says_where_it_goes(
         initialize(build("mt"), {"textual": {"path": str(marian / "pytorch_model.bin")}}, src_tokens, tgt_tokens,
                    log=lambda _: None)
     (marian / "config.json").write_text('{"model_type": "marian"}')
-    kd = {"mt_weight": 0.5, "mt_teacher": str(marian / "pytorch_model.bin")}  # a teacher: "not a sate model file"
-    with pytest.raises(SateError, match=rf"pytorch_model.bin: not a sate model file \(format None\) \({marian} is a "
-                                        "downloaded model: name it in the model config"):
+    # a teacher: it was told to be named in the model config, which makes it part of the student (hand32h)
+    kd = {"mt_weight": 0.5, "mt_teacher": str(marian / "pytorch_model.bin")}
+    with pytest.raises(SateError, match=rf"^model.loss.kd.mt_teacher {marian}/pytorch_model.bin is a downloaded model "
+                                        rf"\({marian}/config.json\), not a sate model file .*: a downloaded model is "
+                                        "no MT teacher"):
         load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens)
 
 
@@ -602,3 +604,32 @@ def test_a_missing_init_file_or_teacher_names_its_key(tmp_path: Path, build: Bui
     initialize(build("st"), init, src_tokens, tgt_tokens, log=lambda _line: None)
     load_teachers(build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": gone}}), src_tokens, tgt_tokens,
                   log=lambda _line: None)
+
+
+def test_a_downloaded_model_as_teacher_says_what_a_teacher_is(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                             tgt_tokens: list[str], files: dict[str, Any]) -> None:
+    """A Whisper or Marian directory (or its weights file) named as a teacher was told to be named in the model
+    config as acoustic.path or textual.path, which makes it a part of the student, not its teacher (32nd hostile
+    pass). The line names the key and the way on; a sate model file in a folder of a config.json is still read."""
+    whisper, marian = tmp_path / "whisper", tmp_path / "opus-mt"
+    for directory, weights in ((whisper, "model.bin"), (marian, "model.safetensors")):
+        directory.mkdir()
+        (directory / "config.json").write_text("{}")
+        (directory / weights).write_bytes(b"\x00" * 64)
+    for side, path, how in (("asr", whisper, rf"train an ASR model from it \(acoustic.type whisper or hf_\*, "
+                                            rf"acoustic.path {whisper}; docs/models.md\) and name its model.pt"),
+                            ("asr", whisper / "model.bin", "train an ASR model from it"),
+                            ("mt", marian / "model.safetensors", r"a downloaded model is no MT teacher .*: set "
+                                                                 r"model.loss.kd.mt_weight=0, or name an MT model")):
+        st = build("st", loss={"kd": {f"{side}_weight": 0.5, f"{side}_teacher": str(path)}})
+        with pytest.raises(SateError, match=rf"^model.loss.kd.{side}_teacher {path} is a downloaded model "
+                                            rf"\({path if path.is_dir() else path.parent}/config.json\), not a sate "
+                                            rf"model file .*: {how}"):
+            load_teachers(st, src_tokens, tgt_tokens)
+    (marian / "mt.pt").symlink_to(files["mt_path"])
+    load_teachers(build("st", loss={"kd": {"mt_weight": 0.5, "mt_teacher": str(marian / "mt.pt")}}), src_tokens,
+                  tgt_tokens, log=lambda _line: None)
+    (marian / "cut.pt").write_bytes(Path(files["mt_path"]).read_bytes()[:-100])  # damaged: the reader's own line
+    with pytest.raises(SateError, match=r"cut.pt: (?!.*downloaded)"):
+        load_teachers(build("st", loss={"kd": {"mt_weight": 0.5, "mt_teacher": str(marian / "cut.pt")}}), src_tokens,
+                      tgt_tokens)
