@@ -580,10 +580,12 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
         require_there(path, f"model.loss.kd.{side}_teacher (or --init-from {side}=)")
         try:
             teacher, data = model_from_file(path)
-        except SateError:
+        except SateError as err:
             _refuse_espnet_teacher(side, path)
             _refuse_hub_teacher(side, path)
-            raise
+            # the reader's line names the file alone: `--init-from asr=EXP/checkpoints/epoch000.ckpt` loaded the init
+            # table "ok", then a line of the checkpoint named no teacher (32nd hostile pass)
+            raise SateError(f"model.loss.kd.{side}_teacher (or --init-from {side}=): {err}") from None
         if data["task"] != side:
             raise SateError(f"loss.kd.{side}_teacher {path} is an {data['task']} model, not {side}")
         if side == "asr" and _reads(teacher.conf) != _reads(model.conf):  # it reads the run's batches

@@ -350,6 +350,15 @@ def test_teacher_files_are_checked(files: dict[str, Any], build: Build, src_toke
     kd = {"mt_weight": 0.5, "mt_teacher": files["mt_path"]}
     with pytest.raises(SateError, match="target token list differs"):
         load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens[:-1])
+    # a file the model-file reader refuses names the key too: `--init-from asr=EXP/checkpoints/epoch000.ckpt` loaded
+    # the init table "ok", then the checkpoint's line named no teacher (32nd hostile pass)
+    source = files["asr"]
+    ckpt = Path(files["asr_path"]).parent / "epoch000.ckpt"
+    torch.save({"epoch": 0, "state_dict": {f"model.{k}": v for k, v in source.state_dict().items()},
+                "sate": model_meta(source, src_tokens, tgt_tokens)}, ckpt)
+    with pytest.raises(SateError, match=rf"^model\.loss\.kd\.asr_teacher \(or --init-from asr=\): {ckpt}: a `sate "
+                                        r"train` checkpoint, not a model file; "):
+        load_teachers(build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": str(ckpt)}}), src_tokens, tgt_tokens)
 
 
 def test_an_espnet_experiment_as_teacher_says_what_to_do(tmp_path: Path, build: Build, src_tokens: list[str],
