@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -299,7 +300,8 @@ def test_an_asr_teacher_trained_on_other_cmvn_statistics_is_refused(tmp_path: Pa
     save_model_file(asr, files["asr"], src_tokens, tgt_tokens, cmvn={**ours, "mean": [0.0] * 80})
     kd = {"asr_weight": 0.5, "asr_teacher": str(asr)}
     with pytest.raises(SateError, match=r"^.*cmvn\.json: not the CMVN statistics .*asr_old\.pt was trained with "
-                                        r"\(mean\[1\] 0 then, 1 now\): the frozen loss\.kd\.asr_teacher would read "):
+                                        r"\(mean\[1\] 0 then, 1 now\): the frozen model\.loss\.kd\.asr_teacher would "
+                                        r"read "):
         load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens, log=lambda _line: None,
                       cmvn=tmp_path / "cmvn.json")
     save_model_file(asr, files["asr"], src_tokens, tgt_tokens, cmvn=ours)
@@ -370,7 +372,8 @@ def test_an_espnet_experiment_as_teacher_says_what_to_do(tmp_path: Path, build: 
     st = build("st", acoustic=ESPNET_ACOUSTIC, loss={"kd": {"asr_weight": 0.5, "asr_teacher": str(pth)}})
     initialize(st, {"acoustic": {"path": str(pth)}, "ctc": {"path": str(pth)}}, src_tokens, tgt_tokens,
                log=lambda _line: None)
-    with pytest.raises(SateError, match=rf"^loss\.kd\.asr_teacher {pth} is an ESPnet experiment's weights: .* set "
+    with pytest.raises(SateError, match=rf"^model\.loss\.kd\.asr_teacher {pth} is an ESPnet experiment's weights: .* "
+                                        r"set "
                                         r"model\.loss\.kd\.asr_weight=0, or name such a file as model\.loss\.kd\."
                                         r"asr_teacher and, if --init-from asr= named the experiment .*, give the "
                                         r"experiment as init: entries \(init\.acoustic\.path, init\.ctc\.path\) in "
@@ -421,7 +424,7 @@ def test_an_asr_teacher_reading_other_input_than_the_student_is_refused(
     hub_asr = build_model("asr", {"d_model": 16, "acoustic": acoustic}, len(src_tokens), len(tgt_tokens))
     save_model_file(tmp_path / "hub_asr.pt", hub_asr, src_tokens, tgt_tokens)
     kd = {"asr_weight": 0.5, "asr_teacher": str(tmp_path / "hub_asr.pt")}
-    with pytest.raises(SateError, match=r"^loss\.kd\.asr_teacher .*hub_asr\.pt reads waveforms \(acoustic\.type "
+    with pytest.raises(SateError, match=r"^model\.loss\.kd\.asr_teacher .*hub_asr\.pt reads waveforms \(acoustic\.type "
                                         r"hf_wav2vec2\), this run's model fbank \(acoustic\.type conformer\): the "
                                         r"frozen teacher reads the run's batches"):
         load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens, log=lambda _line: None)
@@ -522,10 +525,10 @@ def test_a_downloaded_models_pytorch_model_bin_says_where_it_goes(
     marian.mkdir()
     (marian / "config.json").write_text('{"model_type": "marian"}')
     torch.save({"model.shared.weight": torch.zeros(2, 2)}, marian / "pytorch_model.bin")
-    with pytest.raises(SateError, match=rf"^{marian}/pytorch_model.bin: a downloaded model's weights, not a "
-                                        rf"checkpoint of ours or an ESPnet experiment \({marian} is a downloaded "
-                                        "model: name it in the model config, as textual.path with textual.type "
-                                        "hf_marian"):
+    with pytest.raises(SateError, match=rf"^{marian}/pytorch_model.bin: a downloaded model's "
+                                        rf"weights, not a checkpoint of ours or an ESPnet experiment \({marian} is a "
+                                        "downloaded model: name it in the model config, as textual.path with "
+                                        "textual.type hf_marian"):
         initialize(build("mt"), {"textual": {"path": str(marian / "pytorch_model.bin")}}, src_tokens, tgt_tokens,
                    log=lambda _: None)
     (marian / "config.json").unlink()
@@ -625,9 +628,10 @@ def test_a_downloaded_model_as_teacher_says_what_a_teacher_is(tmp_path: Path, bu
         directory.mkdir()
         (directory / "config.json").write_text("{}")
         (directory / weights).write_bytes(b"\x00" * 64)
-    for side, path, how in (("asr", whisper, rf"train an ASR model from it \(acoustic.type whisper or hf_\*, "
-                                            rf"acoustic.path {whisper}; docs/models.md\) and name its model.pt"),
-                            ("asr", whisper / "model.bin", "train an ASR model from it"),
+    for side, path, how in (("asr", whisper, r"the teacher reads this run's batches, fbank \(acoustic.type "
+                                            r"conformer\), so it must be an ASR model file trained on this run's "
+                                            r"features and source tokens"),
+                            ("asr", whisper / "model.bin", "the teacher reads this run's batches, fbank"),
                             ("mt", marian / "model.safetensors", r"a downloaded model is no MT teacher .*: set "
                                                                  r"model.loss.kd.mt_weight=0, or name an MT model")):
         st = build("st", loss={"kd": {f"{side}_weight": 0.5, f"{side}_teacher": str(path)}})
@@ -638,7 +642,49 @@ def test_a_downloaded_model_as_teacher_says_what_a_teacher_is(tmp_path: Path, bu
     (marian / "mt.pt").symlink_to(files["mt_path"])
     load_teachers(build("st", loss={"kd": {"mt_weight": 0.5, "mt_teacher": str(marian / "mt.pt")}}), src_tokens,
                   tgt_tokens, log=lambda _line: None)
+    # the advice followed: an ASR model file of this run's features and tokens is the teacher
+    load_teachers(build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": files["asr_path"]}}), src_tokens,
+                  tgt_tokens, log=lambda _line: None)
     (marian / "cut.pt").write_bytes(Path(files["mt_path"]).read_bytes()[:-100])  # damaged: the reader's own line
     with pytest.raises(SateError, match=r"cut.pt: (?!.*downloaded)"):
         load_teachers(build("st", loss={"kd": {"mt_weight": 0.5, "mt_teacher": str(marian / "cut.pt")}}), src_tokens,
                       tgt_tokens)
+
+
+def test_a_marian_or_speech_directory_as_the_other_sides_teacher(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                                  tgt_tokens: list[str]) -> None:
+    """A Marian directory named as the ASR teacher (the two keys swapped) was told to train an ASR model from it with
+    acoustic.path MARIAN_DIR, refused when followed; a Whisper directory as the MT teacher was told about hf_marian
+    (fix32h). A converted OPUS-MT (no model_type) is told by its model.bin's spec."""
+    marian, whisper, ct2 = tmp_path / "opus-mt", tmp_path / "whisper", tmp_path / "opus-mt-ct2"
+    for directory, config in ((marian, '{"model_type": "marian"}'), (whisper, '{"model_type": "whisper"}'),
+                              (ct2, "{}")):
+        directory.mkdir()
+        (directory / "config.json").write_text(config)
+    name = b"TransformerSpec\x00"
+    (ct2 / "model.bin").write_bytes(struct.pack("<IH", 6, len(name)) + name + b"\x00" * 32)
+    for path in (marian, ct2 / "model.bin"):
+        st = build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": str(path)}})
+        with pytest.raises(SateError, match=rf"^model.loss.kd.asr_teacher {path} is a downloaded model .*: it is a "
+                                            r"text \(MT\) model, no ASR teacher: name an ASR model file"):
+            load_teachers(st, src_tokens, tgt_tokens)
+    st = build("st", loss={"kd": {"mt_weight": 0.5, "mt_teacher": str(whisper)}})
+    with pytest.raises(SateError, match=r"a downloaded model is no MT teacher \(it is a speech model\): set "
+                                        r"model.loss.kd.mt_weight=0"):
+        load_teachers(st, src_tokens, tgt_tokens)
+
+
+@pytest.mark.slow
+def test_a_downloaded_model_as_a_waveform_students_teacher(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                          tgt_tokens: list[str], whisper_hub_dir: Path) -> None:
+    """A student reading waveforms is told to train an ASR model from the directory, of its own acoustic.type; the
+    advice followed (an ASR model file of it) is taken as the teacher (fix32h)."""
+    acoustic = {"type": "whisper", "path": str(whisper_hub_dir)}
+    st = build("st", acoustic=acoustic, loss={"kd": {"asr_weight": 0.5, "asr_teacher": str(whisper_hub_dir)}})
+    with pytest.raises(SateError, match=r"train an ASR model from it \(acoustic.type whisper, acoustic.path "
+                                        rf"{whisper_hub_dir}, this run's source tokens"):
+        load_teachers(st, src_tokens, tgt_tokens)
+    save_model_file(tmp_path / "asr.pt", build("asr", acoustic=acoustic), src_tokens, tgt_tokens)
+    st = build("st", acoustic=acoustic, loss={"kd": {"asr_weight": 0.5, "asr_teacher": str(tmp_path / "asr.pt")}})
+    load_teachers(st, src_tokens, tgt_tokens, log=lambda _line: None)
+
