@@ -199,6 +199,17 @@ def init_keys(task: str, entries: RawMapping, path: str) -> str:
     return keys + (f" (or --init-from {side}=)" if side is not None else "")
 
 
+def _require_espnet_config(entries: RawMapping, entry: InitEntry) -> None:
+    """An entry's ``config:`` (an ESPnet experiment's config.yaml) is there, or one line naming its key: the reader
+    said "set init.<component>.config" to a user who had set it to a file that is not there (fix32h)."""
+    config = entry.get("config")
+    if config is None or os.path.lexists(config):
+        return
+    keys = " and ".join(f"init.{c}.config" for c, other in entries.items()
+                        if isinstance(other, dict) and other.get("config") == config)
+    raise SateError(f"{keys}: the ESPnet config of {entry['path']} not found: {config}{relative_note(config)}")
+
+
 def read_source(path: str | Path, config_path: str | Path | None = None) -> Checkpoint:
     """Read any supported checkpoint kind (see the module docstring)."""
     path = Path(path)
@@ -438,8 +449,13 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
     for component, entry in entries.items():
         key = (entry["path"], entry.get("config"))
         if key not in cache:
-            require_there(entry["path"], init_keys(model.task, entries, entry["path"]))
-            cache[key] = read_source(*key)
+            keys = init_keys(model.task, entries, entry["path"])
+            require_there(entry["path"], keys)
+            _require_espnet_config(entries, entry)
+            try:
+                cache[key] = read_source(*key)
+            except SateError as err:  # the reader's line names the file alone (a broken link, a damaged file, ...)
+                raise SateError(f"{keys}: {err}") from None
         ckpt = cache[key]
         prefix = entry.get("prefix", ckpt.default_prefix(component))
         module = _module(model, component)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -114,7 +115,8 @@ def test_an_espnet_token_list_is_read_as_pyyaml_wrote_it(tmp_path: Path, build: 
     assert all(row.ok for row in rows)
     config = tmp_path / "exp" / "config.yaml"
     config.write_text(config.read_text().replace("- 08\n", "- 8\n"))  # a number where a token goes
-    with pytest.raises(SateError, match=rf"^{config}: token_list\[4\] is 8, not a token \(text\)$"):
+    with pytest.raises(SateError, match=rf"^init.acoustic.path \(or --init-from asr=\): {config}: token_list\[4\] is "
+                                        r"8, not a token \(text\)$"):
         initialize(build("st", acoustic=ESPNET_ACOUSTIC), {"acoustic": {"path": str(pth)}}, tokens, tgt_tokens,
                    log=lambda _line: None)
 
@@ -525,7 +527,7 @@ def test_a_downloaded_models_pytorch_model_bin_says_where_it_goes(
     marian.mkdir()
     (marian / "config.json").write_text('{"model_type": "marian"}')
     torch.save({"model.shared.weight": torch.zeros(2, 2)}, marian / "pytorch_model.bin")
-    with pytest.raises(SateError, match=rf"^{marian}/pytorch_model.bin: a downloaded model's "
+    with pytest.raises(SateError, match=rf"^init.textual.path: {marian}/pytorch_model.bin: a downloaded model's "
                                         rf"weights, not a checkpoint of ours or an ESPnet experiment \({marian} is a "
                                         "downloaded model: name it in the model config, as textual.path with "
                                         "textual.type hf_marian"):
@@ -688,3 +690,22 @@ def test_a_downloaded_model_as_a_waveform_students_teacher(tmp_path: Path, build
     st = build("st", acoustic=acoustic, loss={"kd": {"asr_weight": 0.5, "asr_teacher": str(tmp_path / "asr.pt")}})
     load_teachers(st, src_tokens, tgt_tokens, log=lambda _line: None)
 
+
+def test_an_init_files_other_reader_errors_name_the_key(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                        tgt_tokens: list[str], files: dict[str, Any]) -> None:
+    """An init: file that is there but unreadable (a broken link, a damaged file) named the path alone, while a
+    missing one and every teacher line name the key; an ESPnet entry whose config: is not there was told to "set
+    init.<component>.config", which the user had (fix32h)."""
+    os.symlink(tmp_path / "averaged_gone.pt", tmp_path / "link.pt")
+    link = str(tmp_path / "link.pt")
+    with pytest.raises(SateError, match=rf"^init.acoustic.path and init.ctc.path \(or --init-from asr=\): {link}: a "
+                                        r"broken symlink"):
+        initialize(build("st"), {"acoustic": {"path": link}, "ctc": {"path": link}}, src_tokens, tgt_tokens)
+    (tmp_path / "cut.pt").write_bytes(Path(files["mt_path"]).read_bytes()[:-100])
+    with pytest.raises(SateError, match=rf"^init.decoder.path \(or --init-from mt=\): {tmp_path / 'cut.pt'}: "):
+        initialize(build("st"), {"decoder": {"path": str(tmp_path / "cut.pt")}}, src_tokens, tgt_tokens)
+    pth = tmp_path / "valid.acc.ave.pth"
+    torch.save(files["asr"].state_dict(), pth)
+    gone = tmp_path / "gone.yaml"
+    with pytest.raises(SateError, match=rf"^init.acoustic.config: the ESPnet config of {pth} not found: {gone}$"):
+        initialize(build("st"), {"acoustic": {"path": str(pth), "config": str(gone)}}, src_tokens, tgt_tokens)
