@@ -149,7 +149,7 @@ def test_vocabulary_and_text(whisper_asr_dir: Path, tmp_path: Path) -> None:
     copy.mkdir()
     (copy / "vocabulary.txt").write_text("\n".join(tokens.tokens) + "\n", encoding="utf-8")
     assert whisper_tokens(copy, 60).tokens == tokens.tokens
-    with pytest.raises(SateError, match="a multilingual Whisper .51865 tokens.; only English-only models"):
+    with pytest.raises(SateError, match="a multilingual Whisper .51865 tokens, .*; only English-only models"):
         whisper_tokens(whisper_asr_dir, 51865)
     (copy / "vocabulary.txt").write_text("\n".join(t for t in tokens.tokens if t != "<|notimestamps|>"))
     with pytest.raises(SateError, match=r"vocabulary.txt: no <\|notimestamps\|> token"):
@@ -442,3 +442,20 @@ def test_transcribe_names_a_too_short_waveform_by_its_index(whisper_asr_dir: Pat
     with pytest.raises(SateError, match=r"^waves\[0\]: 50 samples, too short .* pad it with silence to 0.1 s, or "
                                         r"load the recogniser with window='30s'"):
         recognizer.transcribe([np.full(50, 0.1, np.float32), np.full(3200, 0.1, np.float32)])
+
+
+def test_an_english_only_vocabulary_with_an_added_token_is_not_taken_for_multilingual(tmp_path: Path) -> None:
+    """tiny.en fine-tuned with one added token (51,865 outputs) was refused as "a multilingual Whisper" by its size
+    alone (review32h); the vocabulary tells them apart: an English-only one's <|endoftext|> is GPT-2's 50256."""
+    specials = ["<|endoftext|>", "<|startoftranscript|>", "<|en|>", "<|notimestamps|>"]
+    for regular, decoded in ((50256, True), (50257, False)):  # English-only, multilingual
+        directory = tmp_path / str(regular)
+        directory.mkdir()
+        tokens = [f"t{i}" for i in range(regular)] + specials + ["<|speaker|>"] * decoded
+        (directory / "vocabulary.json").write_text(json.dumps(tokens), encoding="utf-8")
+        if decoded:
+            loaded = whisper_tokens(directory, 51865)
+            assert (loaded.end, loaded.prompt) == (50256, [50257, 50259])
+        else:
+            with pytest.raises(SateError, match=r"a multilingual Whisper \(51865 tokens, <\|endoftext\|> 50257\)"):
+                whisper_tokens(directory, 51865)
