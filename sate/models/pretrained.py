@@ -24,6 +24,7 @@ unexpected keys is printed first. Checkpoints are read with ``weights_only=True`
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -39,10 +40,11 @@ from sate.config import PyYAMLValues, bounded, invalid_yaml, yaml_bytes
 from sate.data.cmvn_record import cmvn_difference, recorded_kinds, require_cmvn
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, one_line, shown
-from sate.files import RawMapping, hub_hint, require_file
+from sate.files import RawMapping, hub_hint, read_json, relative_note, require_file
 from sate.models.base import SateModel
 from sate.models.config import ASRConfig, STConfig, check_init_parts, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
+from sate.models.hub.files import ctranslate2_spec
 from sate.models.init_from import SOURCE_COMPONENTS
 from sate.models.init_section import check_init_section
 from sate.models.model_file import (
@@ -171,6 +173,41 @@ def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | 
         return Checkpoint(path, "espnet", state, config, "mt",
                           _read_token_list(config["src_token_list"], config_path), tokens)
     return Checkpoint(path, "espnet", state, config, "asr", tokens, [])
+
+
+def require_there(path: str, keys: str) -> None:
+    """The file a config key names (``init.acoustic.path``, ``model.loss.kd.asr_teacher``) is there, or one line that
+    names the key as well as the path: "checkpoint not found: exp/asr/model.pt" named no key, so a config with five
+    init entries and two teachers left the user to find which one (hand31t, 32nd hostile pass). A name that is there
+    (a broken link, a folder) is the reader's to tell."""
+    if os.path.lexists(path):
+        return
+    try:
+        refuse_not_averaged(Path(path))  # EXP/model.pt before `sate average`: how it is made
+    except SateError as err:
+        raise SateError(f"{keys}: {err}") from None
+    raise SateError(f"{keys}: checkpoint not found: {path}{relative_note(path)}")
+
+
+def init_keys(task: str, entries: RawMapping, path: str) -> str:
+    """The ``init:`` keys that name ``path``, as a message names them, with the ``--init-from`` that fills them where
+    they are the components one fills in a SATE model: "init.acoustic.path and init.ctc.path (or --init-from asr=)"."""
+    components = [c for c, entry in entries.items() if isinstance(entry, dict) and entry.get("path") == path]
+    keys = " and ".join(f"init.{c}.path" for c in components)
+    side = next((s for s, parts in SOURCE_COMPONENTS.items() if set(components) <= set(parts)), None) \
+        if task == "st" else None
+    return keys + (f" (or --init-from {side}=)" if side is not None else "")
+
+
+def _require_espnet_config(entries: RawMapping, entry: InitEntry) -> None:
+    """An entry's ``config:`` (an ESPnet experiment's config.yaml) is there, or one line naming its key: the reader
+    said "set init.<component>.config" to a user who had set it to a file that is not there (fix32h)."""
+    config = entry.get("config")
+    if config is None or os.path.lexists(config):
+        return
+    keys = " and ".join(f"init.{c}.config" for c, other in entries.items()
+                        if isinstance(other, dict) and other.get("config") == config)
+    raise SateError(f"{keys}: the ESPnet config of {entry['path']} not found: {config}{relative_note(config)}")
 
 
 def read_source(path: str | Path, config_path: str | Path | None = None) -> Checkpoint:
@@ -412,7 +449,13 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
     for component, entry in entries.items():
         key = (entry["path"], entry.get("config"))
         if key not in cache:
-            cache[key] = read_source(*key)
+            keys = init_keys(model.task, entries, entry["path"])
+            require_there(entry["path"], keys)
+            _require_espnet_config(entries, entry)
+            try:
+                cache[key] = read_source(*key)
+            except SateError as err:  # the reader's line names the file alone (a broken link, a damaged file, ...)
+                raise SateError(f"{keys}: {err}") from None
         ckpt = cache[key]
         prefix = entry.get("prefix", ckpt.default_prefix(component))
         module = _module(model, component)
@@ -504,12 +547,57 @@ def _refuse_espnet_teacher(side: str, path: str) -> None:
         # naming a model file as the teacher alongside --init-from asr=EXP is refused as two teachers (fill_init): the
         # way out that distils starts the model from init: entries instead, as that refusal says (30th hostile pass)
         entries = ", ".join(f"init.{component}.path" for component in SOURCE_COMPONENTS[side])
-        raise SateError(f"loss.kd.{side}_teacher {path} is an ESPnet experiment's weights: they can start the model "
-                        f"(init:, --init-from) but a teacher must be a sate model file (of sate train and sate "
+        raise SateError(f"model.loss.kd.{side}_teacher {path} is an ESPnet experiment's weights: they can start the "
+                        f"model (init:, --init-from) but a teacher must be a sate model file (of sate train and sate "
                         f"average); set model.loss.kd.{side}_weight=0, or name such a file as "
                         f"model.loss.kd.{side}_teacher and, if --init-from {side}= named the experiment (it makes its "
                         f"model the teacher too), give the experiment as init: entries ({entries}) in its "
                         "place") from None
+
+
+def _hub_is_text(directory: Path) -> bool:
+    """Whether a downloaded model's directory holds a text model (Marian, or a CTranslate2 conversion of one), by its
+    config.json's model_type, else by the spec its model.bin opens with (a converted OPUS-MT has no model_type)."""
+    try:
+        model_type = read_json(directory / "config.json").get("model_type")
+    except SateError:
+        model_type = None
+    if model_type is not None:
+        return model_type == "marian"
+    return ctranslate2_spec(directory / layout.CT2_MODEL) == "TransformerSpec"
+
+
+def _refuse_hub_teacher(side: str, path: str, student: ASRConfig | STConfig) -> None:
+    """A downloaded hub model (its directory, or a file in it) named as a teacher: the reader's hint said to name it
+    in the model config as textual.path or acoustic.path, which makes it a part of the student, not its teacher
+    (32nd hostile pass). A teacher is rebuilt from a sate model file's header; a Marian model is never an MT teacher
+    (its source vocabulary is all of Marian's, the student's CTC side a subset: docs/models.md). The way on follows
+    the student and the directory: "train an ASR model from it" was refused when followed for an fbank student (the
+    teacher reads the run's batches) and given for a Marian directory too (fix32h)."""
+    given = Path(path)
+    directory = given if given.is_dir() else given.parent
+    weights = {layout.CT2_MODEL, *(name for pair in layout.HUB_WEIGHT_FILES.items() for name in pair)}
+    if not hub_hint(directory) or not (given.is_dir() or given.name in weights):
+        return  # a damaged model file kept beside some config.json keeps the reader's line
+    key, text = f"model.loss.kd.{side}_teacher", _hub_is_text(directory)
+    if side == "asr" and text:
+        how = ("it is a text (MT) model, no ASR teacher: name an ASR model file of sate train and sate average as "
+               f"{key}, or set model.loss.kd.asr_weight=0")
+    elif side == "asr" and student.acoustic.kind.hub:
+        how = (f"train an ASR model from it (acoustic.type {student.acoustic.type}, acoustic.path {directory}, this "
+               f"run's source tokens; docs/models.md), then sate average, and name its model.pt as {key}, or set "
+               "model.loss.kd.asr_weight=0")
+    elif side == "asr":
+        how = (f"the teacher reads this run's batches, fbank (acoustic.type {student.acoustic.type}), so it must be "
+               "an ASR model file trained on this run's features and source tokens (sate train --config asr.yaml, "
+               f"then sate average) named as {key}, or set model.loss.kd.asr_weight=0")
+    else:
+        aside = " (a SATE model with textual.type hf_marian has none, docs/models.md)" if text else \
+            " (it is a speech model)"
+        how = (f"a downloaded model is no MT teacher{aside}: set model.loss.kd.mt_weight=0, or name an MT model file "
+               "of sate train and sate average")
+    raise SateError(f"{key} {path} is a downloaded model ({directory / 'config.json'}), not a sate model file (of "
+                    f"sate train and sate average), which a teacher must be: {how}") from None
 
 
 def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
@@ -531,15 +619,19 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
         if kd.weight(side) == 0:
             continue
         path = str(getattr(kd, f"{side}_teacher"))
+        require_there(path, f"model.loss.kd.{side}_teacher (or --init-from {side}=)")
         try:
             teacher, data = model_from_file(path)
-        except SateError:
+        except SateError as err:
             _refuse_espnet_teacher(side, path)
-            raise
+            _refuse_hub_teacher(side, path, model.conf)
+            # the reader's line names the file alone: `--init-from asr=EXP/checkpoints/epoch000.ckpt` loaded the init
+            # table "ok", then a line of the checkpoint named no teacher (32nd hostile pass)
+            raise SateError(f"model.loss.kd.{side}_teacher (or --init-from {side}=): {err}") from None
         if data["task"] != side:
-            raise SateError(f"loss.kd.{side}_teacher {path} is an {data['task']} model, not {side}")
+            raise SateError(f"model.loss.kd.{side}_teacher {path} is an {data['task']} model, not {side}")
         if side == "asr" and _reads(teacher.conf) != _reads(model.conf):  # it reads the run's batches
-            raise SateError(f"loss.kd.asr_teacher {path} reads {_reads(teacher.conf)} (acoustic.type "
+            raise SateError(f"model.loss.kd.asr_teacher {path} reads {_reads(teacher.conf)} (acoustic.type "
                             f"{teacher.conf.acoustic.type}), this run's model {_reads(model.conf)} (acoustic.type "
                             f"{model.conf.acoustic.type}): the frozen teacher reads the run's batches, so its "
                             "acoustic encoder must read what the student's reads")
@@ -549,16 +641,16 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
         for what, mine, theirs in checks:
             problem = _token_problem(mine, theirs, what)
             if problem:
-                raise SateError(f"loss.kd.{side}_teacher {path}: {problem}")
+                raise SateError(f"model.loss.kd.{side}_teacher {path}: {problem}")
         other = next(((theirs, why) for theirs, why in recorded_kinds(data) if theirs != cmvn_kind), None) \
             if side == "asr" and cmvn_kind is not None else None
         if other is not None:  # an utterance-CMVN teacher in a global run read other features
-            raise SateError(f"loss.kd.asr_teacher {path} was trained with {other[0]} CMVN ({other[1]}), this run "
+            raise SateError(f"model.loss.kd.asr_teacher {path} was trained with {other[0]} CMVN ({other[1]}), this run "
                             f"normalises with data.cmvn {cmvn_kind}: the frozen teacher would read features unlike "
                             "any it was trained on")
         if side == "asr" and cmvn is not None:
-            require_cmvn(data.get("cmvn"), cmvn, Path(path), ": the frozen loss.kd.asr_teacher would read features "
-                         "normalised otherwise than it was trained on (was `sate features` run again?)")
+            require_cmvn(data.get("cmvn"), cmvn, Path(path), ": the frozen model.loss.kd.asr_teacher would read "
+                         "features normalised otherwise than it was trained on (was `sate features` run again?)")
         teachers[side] = teacher
         log(f"kd: {side} teacher {one_line(str(path))} (weight {kd.weight(side)}, topk {kd.topk or 'all'})")
     model.set_teachers(**teachers)

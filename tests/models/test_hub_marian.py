@@ -286,6 +286,28 @@ def test_directory_errors(marian_dir: Path, tmp_path: Path) -> None:
         load_hub_parts(model, sorted(pieces, key=pieces.get), sorted(pieces, key=pieces.get))
 
 
+def test_a_broken_link_for_the_weights_is_named(marian_dir: Path, tmp_path: Path) -> None:
+    """A Hugging Face cache snapshot whose model.safetensors link lost its blob was "no weights (model.safetensors,
+    ...) found", beside the name ls lists (32nd hostile pass); Whisper's reader named it. A good file of the other
+    format beside it is read, as transformers reads it."""
+    from safetensors.torch import load_file
+
+    from sate.models.hub.files import read_weights
+
+    copy = tmp_path / "snapshot"
+    copy.mkdir()
+    for path in marian_dir.iterdir():
+        (copy / path.name).symlink_to(path)
+    (copy / "model.safetensors").unlink()
+    (copy / "model.safetensors").symlink_to(tmp_path / "blobs" / "gone")
+    with pytest.raises(SateError, match=rf"^{copy}/model.safetensors: a broken symlink \(to .*gone, which is not "
+                                        r"there\), not a weights file$"):
+        read_weights(copy)
+    (copy / "pytorch_model.bin").symlink_to(tmp_path / "model.bin")
+    torch.save(load_file(str(marian_dir / "model.safetensors")), tmp_path / "model.bin")
+    assert read_weights(copy)[1] == copy / "pytorch_model.bin"
+
+
 def test_a_ctranslate2_conversion_is_told_to_name_its_download(tmp_path: Path) -> None:
     """An OPUS-MT model converted by CTranslate2 (config.json of decoding settings, model.bin) was "model_type is
     None, ... needs a Marian (OPUS-MT) model", which it is (30th hostile pass): the line says what to name instead."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -113,7 +115,8 @@ def test_an_espnet_token_list_is_read_as_pyyaml_wrote_it(tmp_path: Path, build: 
     assert all(row.ok for row in rows)
     config = tmp_path / "exp" / "config.yaml"
     config.write_text(config.read_text().replace("- 08\n", "- 8\n"))  # a number where a token goes
-    with pytest.raises(SateError, match=rf"^{config}: token_list\[4\] is 8, not a token \(text\)$"):
+    with pytest.raises(SateError, match=rf"^init.acoustic.path \(or --init-from asr=\): {config}: token_list\[4\] is "
+                                        r"8, not a token \(text\)$"):
         initialize(build("st", acoustic=ESPNET_ACOUSTIC), {"acoustic": {"path": str(pth)}}, tokens, tgt_tokens,
                    log=lambda _line: None)
 
@@ -299,7 +302,8 @@ def test_an_asr_teacher_trained_on_other_cmvn_statistics_is_refused(tmp_path: Pa
     save_model_file(asr, files["asr"], src_tokens, tgt_tokens, cmvn={**ours, "mean": [0.0] * 80})
     kd = {"asr_weight": 0.5, "asr_teacher": str(asr)}
     with pytest.raises(SateError, match=r"^.*cmvn\.json: not the CMVN statistics .*asr_old\.pt was trained with "
-                                        r"\(mean\[1\] 0 then, 1 now\): the frozen loss\.kd\.asr_teacher would read "):
+                                        r"\(mean\[1\] 0 then, 1 now\): the frozen model\.loss\.kd\.asr_teacher would "
+                                        r"read "):
         load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens, log=lambda _line: None,
                       cmvn=tmp_path / "cmvn.json")
     save_model_file(asr, files["asr"], src_tokens, tgt_tokens, cmvn=ours)
@@ -350,6 +354,15 @@ def test_teacher_files_are_checked(files: dict[str, Any], build: Build, src_toke
     kd = {"mt_weight": 0.5, "mt_teacher": files["mt_path"]}
     with pytest.raises(SateError, match="target token list differs"):
         load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens[:-1])
+    # a file the model-file reader refuses names the key too: `--init-from asr=EXP/checkpoints/epoch000.ckpt` loaded
+    # the init table "ok", then the checkpoint's line named no teacher (32nd hostile pass)
+    source = files["asr"]
+    ckpt = Path(files["asr_path"]).parent / "epoch000.ckpt"
+    torch.save({"epoch": 0, "state_dict": {f"model.{k}": v for k, v in source.state_dict().items()},
+                "sate": model_meta(source, src_tokens, tgt_tokens)}, ckpt)
+    with pytest.raises(SateError, match=rf"^model\.loss\.kd\.asr_teacher \(or --init-from asr=\): {ckpt}: a `sate "
+                                        r"train` checkpoint, not a model file; "):
+        load_teachers(build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": str(ckpt)}}), src_tokens, tgt_tokens)
 
 
 def test_an_espnet_experiment_as_teacher_says_what_to_do(tmp_path: Path, build: Build, src_tokens: list[str],
@@ -361,7 +374,8 @@ def test_an_espnet_experiment_as_teacher_says_what_to_do(tmp_path: Path, build: 
     st = build("st", acoustic=ESPNET_ACOUSTIC, loss={"kd": {"asr_weight": 0.5, "asr_teacher": str(pth)}})
     initialize(st, {"acoustic": {"path": str(pth)}, "ctc": {"path": str(pth)}}, src_tokens, tgt_tokens,
                log=lambda _line: None)
-    with pytest.raises(SateError, match=rf"^loss\.kd\.asr_teacher {pth} is an ESPnet experiment's weights: .* set "
+    with pytest.raises(SateError, match=rf"^model\.loss\.kd\.asr_teacher {pth} is an ESPnet experiment's weights: .* "
+                                        r"set "
                                         r"model\.loss\.kd\.asr_weight=0, or name such a file as model\.loss\.kd\."
                                         r"asr_teacher and, if --init-from asr= named the experiment .*, give the "
                                         r"experiment as init: entries \(init\.acoustic\.path, init\.ctc\.path\) in "
@@ -412,7 +426,7 @@ def test_an_asr_teacher_reading_other_input_than_the_student_is_refused(
     hub_asr = build_model("asr", {"d_model": 16, "acoustic": acoustic}, len(src_tokens), len(tgt_tokens))
     save_model_file(tmp_path / "hub_asr.pt", hub_asr, src_tokens, tgt_tokens)
     kd = {"asr_weight": 0.5, "asr_teacher": str(tmp_path / "hub_asr.pt")}
-    with pytest.raises(SateError, match=r"^loss\.kd\.asr_teacher .*hub_asr\.pt reads waveforms \(acoustic\.type "
+    with pytest.raises(SateError, match=r"^model\.loss\.kd\.asr_teacher .*hub_asr\.pt reads waveforms \(acoustic\.type "
                                         r"hf_wav2vec2\), this run's model fbank \(acoustic\.type conformer\): the "
                                         r"frozen teacher reads the run's batches"):
         load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens, log=lambda _line: None)
@@ -513,10 +527,10 @@ def test_a_downloaded_models_pytorch_model_bin_says_where_it_goes(
     marian.mkdir()
     (marian / "config.json").write_text('{"model_type": "marian"}')
     torch.save({"model.shared.weight": torch.zeros(2, 2)}, marian / "pytorch_model.bin")
-    with pytest.raises(SateError, match=rf"^{marian}/pytorch_model.bin: a downloaded model's weights, not a "
-                                        rf"checkpoint of ours or an ESPnet experiment \({marian} is a downloaded "
-                                        "model: name it in the model config, as textual.path with textual.type "
-                                        "hf_marian"):
+    with pytest.raises(SateError, match=rf"^init.textual.path: {marian}/pytorch_model.bin: a downloaded model's "
+                                        rf"weights, not a checkpoint of ours or an ESPnet experiment \({marian} is a "
+                                        "downloaded model: name it in the model config, as textual.path with "
+                                        "textual.type hf_marian"):
         initialize(build("mt"), {"textual": {"path": str(marian / "pytorch_model.bin")}}, src_tokens, tgt_tokens,
                    log=lambda _: None)
     (marian / "config.json").unlink()
@@ -524,9 +538,11 @@ def test_a_downloaded_models_pytorch_model_bin_says_where_it_goes(
         initialize(build("mt"), {"textual": {"path": str(marian / "pytorch_model.bin")}}, src_tokens, tgt_tokens,
                    log=lambda _: None)
     (marian / "config.json").write_text('{"model_type": "marian"}')
-    kd = {"mt_weight": 0.5, "mt_teacher": str(marian / "pytorch_model.bin")}  # a teacher: "not a sate model file"
-    with pytest.raises(SateError, match=rf"pytorch_model.bin: not a sate model file \(format None\) \({marian} is a "
-                                        "downloaded model: name it in the model config"):
+    # a teacher: it was told to be named in the model config, which makes it part of the student (hand32h)
+    kd = {"mt_weight": 0.5, "mt_teacher": str(marian / "pytorch_model.bin")}
+    with pytest.raises(SateError, match=rf"^model.loss.kd.mt_teacher {marian}/pytorch_model.bin is a downloaded model "
+                                        rf"\({marian}/config.json\), not a sate model file .*: a downloaded model is "
+                                        "no MT teacher"):
         load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens)
 
 
@@ -580,3 +596,116 @@ def test_an_init_file_of_integer_boolean_or_complex_weights_is_refused(tmp_path:
                                         rf"{str(dtype).removeprefix('torch.')} vs float32$"):
         initialize(build("st"), {"acoustic": {"path": str(path)}}, src_tokens, tgt_tokens, log=lines.append)
     assert "FAILED" in lines[0]
+
+
+def test_a_missing_init_file_or_teacher_names_its_key(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                      tgt_tokens: list[str], files: dict[str, Any]) -> None:
+    """"checkpoint not found: exp/asr/model.pt" named the file but not the key that gave it, in a config of five init
+    entries and two teachers (hand31t's leftover, 32nd hostile pass). A file that is there through a link loads."""
+    gone = str(tmp_path / "exp" / "asr" / "model.pt")
+    init = {"acoustic": {"path": gone}, "ctc": {"path": gone}, "decoder": {"path": files["mt_path"]}}
+    with pytest.raises(SateError, match=rf"^init\.acoustic\.path and init\.ctc\.path \(or --init-from asr=\): "
+                                        rf"checkpoint not found: {gone}$"):
+        initialize(build("st"), init, src_tokens, tgt_tokens, log=lambda _line: None)
+    with pytest.raises(SateError, match=r"^init\.decoder\.path: checkpoint not found: exp/mt\.pt \(relative to"):
+        initialize(build("mt"), {"decoder": {"path": "exp/mt.pt"}}, src_tokens, tgt_tokens, log=lambda _line: None)
+    (tmp_path / "exp" / "asr" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "exp" / "asr" / "checkpoints" / "last.ckpt").write_bytes(b"")
+    with pytest.raises(SateError, match=r"^model\.loss\.kd\.asr_teacher \(or --init-from asr=\): .*model\.pt: no such "
+                                        r"file: the experiment .* holds checkpoints but no model\.pt yet; write it"):
+        load_teachers(build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": gone}}), src_tokens, tgt_tokens)
+    (tmp_path / "exp" / "asr" / "model.pt").symlink_to(files["asr_path"])
+    initialize(build("st"), init, src_tokens, tgt_tokens, log=lambda _line: None)
+    load_teachers(build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": gone}}), src_tokens, tgt_tokens,
+                  log=lambda _line: None)
+
+
+def test_a_downloaded_model_as_teacher_says_what_a_teacher_is(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                             tgt_tokens: list[str], files: dict[str, Any]) -> None:
+    """A Whisper or Marian directory (or its weights file) named as a teacher was told to be named in the model
+    config as acoustic.path or textual.path, which makes it a part of the student, not its teacher (32nd hostile
+    pass). The line names the key and the way on; a sate model file in a folder of a config.json is still read."""
+    whisper, marian = tmp_path / "whisper", tmp_path / "opus-mt"
+    for directory, weights in ((whisper, "model.bin"), (marian, "model.safetensors")):
+        directory.mkdir()
+        (directory / "config.json").write_text("{}")
+        (directory / weights).write_bytes(b"\x00" * 64)
+    for side, path, how in (("asr", whisper, r"the teacher reads this run's batches, fbank \(acoustic.type "
+                                            r"conformer\), so it must be an ASR model file trained on this run's "
+                                            r"features and source tokens"),
+                            ("asr", whisper / "model.bin", "the teacher reads this run's batches, fbank"),
+                            ("mt", marian / "model.safetensors", r"a downloaded model is no MT teacher .*: set "
+                                                                 r"model.loss.kd.mt_weight=0, or name an MT model")):
+        st = build("st", loss={"kd": {f"{side}_weight": 0.5, f"{side}_teacher": str(path)}})
+        with pytest.raises(SateError, match=rf"^model.loss.kd.{side}_teacher {path} is a downloaded model "
+                                            rf"\({path if path.is_dir() else path.parent}/config.json\), not a sate "
+                                            rf"model file .*: {how}"):
+            load_teachers(st, src_tokens, tgt_tokens)
+    (marian / "mt.pt").symlink_to(files["mt_path"])
+    load_teachers(build("st", loss={"kd": {"mt_weight": 0.5, "mt_teacher": str(marian / "mt.pt")}}), src_tokens,
+                  tgt_tokens, log=lambda _line: None)
+    # the advice followed: an ASR model file of this run's features and tokens is the teacher
+    load_teachers(build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": files["asr_path"]}}), src_tokens,
+                  tgt_tokens, log=lambda _line: None)
+    (marian / "cut.pt").write_bytes(Path(files["mt_path"]).read_bytes()[:-100])  # damaged: the reader's own line
+    with pytest.raises(SateError, match=r"cut.pt: (?!.*downloaded)"):
+        load_teachers(build("st", loss={"kd": {"mt_weight": 0.5, "mt_teacher": str(marian / "cut.pt")}}), src_tokens,
+                      tgt_tokens)
+
+
+def test_a_marian_or_speech_directory_as_the_other_sides_teacher(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                                  tgt_tokens: list[str]) -> None:
+    """A Marian directory named as the ASR teacher (the two keys swapped) was told to train an ASR model from it with
+    acoustic.path MARIAN_DIR, refused when followed; a Whisper directory as the MT teacher was told about hf_marian
+    (fix32h). A converted OPUS-MT (no model_type) is told by its model.bin's spec."""
+    marian, whisper, ct2 = tmp_path / "opus-mt", tmp_path / "whisper", tmp_path / "opus-mt-ct2"
+    for directory, config in ((marian, '{"model_type": "marian"}'), (whisper, '{"model_type": "whisper"}'),
+                              (ct2, "{}")):
+        directory.mkdir()
+        (directory / "config.json").write_text(config)
+    name = b"TransformerSpec\x00"
+    (ct2 / "model.bin").write_bytes(struct.pack("<IH", 6, len(name)) + name + b"\x00" * 32)
+    for path in (marian, ct2 / "model.bin"):
+        st = build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": str(path)}})
+        with pytest.raises(SateError, match=rf"^model.loss.kd.asr_teacher {path} is a downloaded model .*: it is a "
+                                            r"text \(MT\) model, no ASR teacher: name an ASR model file"):
+            load_teachers(st, src_tokens, tgt_tokens)
+    st = build("st", loss={"kd": {"mt_weight": 0.5, "mt_teacher": str(whisper)}})
+    with pytest.raises(SateError, match=r"a downloaded model is no MT teacher \(it is a speech model\): set "
+                                        r"model.loss.kd.mt_weight=0"):
+        load_teachers(st, src_tokens, tgt_tokens)
+
+
+@pytest.mark.slow
+def test_a_downloaded_model_as_a_waveform_students_teacher(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                          tgt_tokens: list[str], whisper_hub_dir: Path) -> None:
+    """A student reading waveforms is told to train an ASR model from the directory, of its own acoustic.type; the
+    advice followed (an ASR model file of it) is taken as the teacher (fix32h)."""
+    acoustic = {"type": "whisper", "path": str(whisper_hub_dir)}
+    st = build("st", acoustic=acoustic, loss={"kd": {"asr_weight": 0.5, "asr_teacher": str(whisper_hub_dir)}})
+    with pytest.raises(SateError, match=r"train an ASR model from it \(acoustic.type whisper, acoustic.path "
+                                        rf"{whisper_hub_dir}, this run's source tokens"):
+        load_teachers(st, src_tokens, tgt_tokens)
+    save_model_file(tmp_path / "asr.pt", build("asr", acoustic=acoustic), src_tokens, tgt_tokens)
+    st = build("st", acoustic=acoustic, loss={"kd": {"asr_weight": 0.5, "asr_teacher": str(tmp_path / "asr.pt")}})
+    load_teachers(st, src_tokens, tgt_tokens, log=lambda _line: None)
+
+
+def test_an_init_files_other_reader_errors_name_the_key(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                        tgt_tokens: list[str], files: dict[str, Any]) -> None:
+    """An init: file that is there but unreadable (a broken link, a damaged file) named the path alone, while a
+    missing one and every teacher line name the key; an ESPnet entry whose config: is not there was told to "set
+    init.<component>.config", which the user had (fix32h)."""
+    os.symlink(tmp_path / "averaged_gone.pt", tmp_path / "link.pt")
+    link = str(tmp_path / "link.pt")
+    with pytest.raises(SateError, match=rf"^init.acoustic.path and init.ctc.path \(or --init-from asr=\): {link}: a "
+                                        r"broken symlink"):
+        initialize(build("st"), {"acoustic": {"path": link}, "ctc": {"path": link}}, src_tokens, tgt_tokens)
+    (tmp_path / "cut.pt").write_bytes(Path(files["mt_path"]).read_bytes()[:-100])
+    with pytest.raises(SateError, match=rf"^init.decoder.path \(or --init-from mt=\): {tmp_path / 'cut.pt'}: "):
+        initialize(build("st"), {"decoder": {"path": str(tmp_path / "cut.pt")}}, src_tokens, tgt_tokens)
+    pth = tmp_path / "valid.acc.ave.pth"
+    torch.save(files["asr"].state_dict(), pth)
+    gone = tmp_path / "gone.yaml"
+    with pytest.raises(SateError, match=rf"^init.acoustic.config: the ESPnet config of {pth} not found: {gone}$"):
+        initialize(build("st"), {"acoustic": {"path": str(pth), "config": str(gone)}}, src_tokens, tgt_tokens)

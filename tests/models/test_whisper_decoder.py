@@ -149,7 +149,7 @@ def test_vocabulary_and_text(whisper_asr_dir: Path, tmp_path: Path) -> None:
     copy.mkdir()
     (copy / "vocabulary.txt").write_text("\n".join(tokens.tokens) + "\n", encoding="utf-8")
     assert whisper_tokens(copy, 60).tokens == tokens.tokens
-    with pytest.raises(SateError, match="a multilingual Whisper .51865 tokens.; only English-only models"):
+    with pytest.raises(SateError, match="a multilingual Whisper .51865 tokens, .*; only English-only models"):
         whisper_tokens(whisper_asr_dir, 51865)
     (copy / "vocabulary.txt").write_text("\n".join(t for t in tokens.tokens if t != "<|notimestamps|>"))
     with pytest.raises(SateError, match=r"vocabulary.txt: no <\|notimestamps\|> token"):
@@ -216,11 +216,43 @@ def test_suppressed_lists_of_another_vocabulary_are_refused(whisper_asr_dir: Pat
             ({"suppress_tokens": [END]}, "suppress_tokens", END, r"decoding would never end; ")):
         (copy / "generation_config.json").write_text(json.dumps(generation | lists))
         with pytest.raises(SateError, match=rf"^{copy}/generation_config.json: {key} names {token}, which is "
-                                            rf"<\|\w+\|> in tokenizer.json: {why}.*another Whisper's vocabulary"):
+                                            rf"<\|\w+\|> in tokenizer.json: {why}.*another Whisper's vocabulary "
+                                            r"\(a multilingual model's\), or is tokenizer.json another Whisper's\? "
+                                            r"Use the generation_config.json and tokenizer.json of this model's"):
             WhisperRecognizer.load(copy)
     (copy / "generation_config.json").write_text(json.dumps(generation | {"suppress_tokens": [3, START, 59],
                                                                           "begin_suppress_tokens": [END, 9]}))
     assert WhisperRecognizer.load(copy).suppress.tolist() == [3, START, 59]
+
+
+def test_a_vocabulary_of_another_whisper_is_refused(whisper_asr_dir: Path, tmp_path: Path) -> None:
+    """A multilingual model's tokenizer.json (every special id one higher) beside an English-only model's weights:
+    with the model's own lists it was blamed on the lists ("use the config.json of this model's own download", which
+    it was), without lists it decoded from the wrong prompt, exit 0 (32nd hostile pass). The ids the config gives
+    the start, end and no-timestamps tokens give it away; the vocabulary of the model's own download loads."""
+    copy = tmp_path / "w"
+    shutil.copytree(whisper_asr_dir, copy)
+    own = (copy / "tokenizer.json").read_text()
+    tokenizer = json.loads(own)
+    for entry in tokenizer["added_tokens"]:  # <|en|> first, then the others one higher
+        entry["id"] = 56 if entry["content"] == "<|en|>" else entry["id"] + 1
+    (copy / "tokenizer.json").write_text(json.dumps(tokenizer))
+    generation = json.loads((copy / "generation_config.json").read_text())
+    for lists in ({}, {"suppress_tokens": [], "begin_suppress_tokens": []}):
+        (copy / "generation_config.json").write_text(json.dumps(generation | lists))
+        with pytest.raises(SateError, match=rf"^{copy}/tokenizer.json: <\|startoftranscript\|> is {START + 1}, but "
+                                            rf"generation_config.json gives decoder_start_token_id {START}: is "
+                                            r"tokenizer.json another Whisper's vocabulary \(a multilingual model's, "
+                                            r".* Use the tokenizer.json and generation_config.json of this model's "
+                                            r"own download$"):
+            WhisperRecognizer.load(copy)
+    (copy / "generation_config.json").unlink()  # config.json's ids then, as transformers reads them
+    config = json.loads((copy / "config.json").read_text())  # its lists are WhisperConfig's defaults, of 51,864 ids
+    (copy / "config.json").write_text(json.dumps(config | {"suppress_tokens": None, "begin_suppress_tokens": None}))
+    with pytest.raises(SateError, match=r"is 58, but config.json gives decoder_start_token_id 57: "):
+        WhisperRecognizer.load(copy)
+    (copy / "tokenizer.json").write_text(own)  # followed: the model's own vocabulary
+    assert WhisperRecognizer.load(copy).tokens.prompt == [START, NO_TIMESTAMPS]
 
 
 @pytest.mark.slow
@@ -410,3 +442,20 @@ def test_transcribe_names_a_too_short_waveform_by_its_index(whisper_asr_dir: Pat
     with pytest.raises(SateError, match=r"^waves\[0\]: 50 samples, too short .* pad it with silence to 0.1 s, or "
                                         r"load the recogniser with window='30s'"):
         recognizer.transcribe([np.full(50, 0.1, np.float32), np.full(3200, 0.1, np.float32)])
+
+
+def test_an_english_only_vocabulary_with_an_added_token_is_not_taken_for_multilingual(tmp_path: Path) -> None:
+    """tiny.en fine-tuned with one added token (51,865 outputs) was refused as "a multilingual Whisper" by its size
+    alone (review32h); the vocabulary tells them apart: an English-only one's <|endoftext|> is GPT-2's 50256."""
+    specials = ["<|endoftext|>", "<|startoftranscript|>", "<|en|>", "<|notimestamps|>"]
+    for regular, decoded in ((50256, True), (50257, False)):  # English-only, multilingual
+        directory = tmp_path / str(regular)
+        directory.mkdir()
+        tokens = [f"t{i}" for i in range(regular)] + specials + ["<|speaker|>"] * decoded
+        (directory / "vocabulary.json").write_text(json.dumps(tokens), encoding="utf-8")
+        if decoded:
+            loaded = whisper_tokens(directory, 51865)
+            assert (loaded.end, loaded.prompt) == (50256, [50257, 50259])
+        else:
+            with pytest.raises(SateError, match=r"a multilingual Whisper \(51865 tokens, <\|endoftext\|> 50257\)"):
+                whisper_tokens(directory, 51865)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from sate.errors import SateError, shown
-from sate.files import RawMapping, read_checkpoint, read_json, relative_note
+from sate.files import RawMapping, not_a_file, read_checkpoint, read_json, relative_note
 from sate.layout import HUB_WEIGHT_FILES
 
 LFS_POINTER = b"version https://git-lfs"
@@ -44,11 +44,16 @@ def hub_directory(path: str | Path | None, key: str) -> Path:
 
 
 def weight_file(directory: Path) -> Path:
-    """The weights file (or shard index) of a model directory."""
-    for single, index in HUB_WEIGHT_FILES.items():
-        for name in (single, index):
-            if (directory / name).is_file():
-                return directory / name
+    """The weights file (or shard index) of a model directory. Where none is a file, something at one of their names
+    (a broken link: a Hugging Face cache's blob gone; a folder) is named as Whisper's reader names it: a Marian or
+    wav2vec2 snapshot whose model.safetensors link was broken was "no weights found", beside a file ls lists (32nd
+    hostile pass)."""
+    names = [name for pair in HUB_WEIGHT_FILES.items() for name in pair]
+    for name in names:
+        if (directory / name).is_file():
+            return directory / name
+    for name in names:
+        not_a_file(directory / name, "a weights file")
     raise SateError(f"{directory}: no weights ({', '.join(HUB_WEIGHT_FILES)}, or their .index.json) found")
 
 

@@ -60,6 +60,35 @@ def is_whisper_directory(path: str | Path) -> bool:
     return os.path.lexists(config) and read_json(config).get("model_type") == "whisper"
 
 
+# Where a Hugging Face Whisper's configs give the ids of the tokens sate's decoding uses: (key, WhisperTokens field).
+CONFIG_IDS = (("decoder_start_token_id", "start"), ("eos_token_id", "end"), ("no_timestamps_token_id", "no_timestamps"))
+
+
+def _refuse_foreign_vocabulary(directory: Path, tokens: WhisperTokens) -> None:
+    """A Hugging Face Whisper's vocabulary whose special ids are not the ones its config gives: a multilingual
+    model's tokenizer.json (every special id one higher) put beside an English-only model's weights decoded from the
+    wrong prompt and turned every id into another model's token; with lists that name the end token it was blamed on
+    those lists, whose advice (the model's own config) failed, and without lists it went through, exit 0 (32nd
+    hostile pass). The config read is the one transformers reads for generation (`_suppressed`'s)."""
+    if whisper_format(directory) != "huggingface":
+        return
+    path = next((directory / name for name in ("generation_config.json", "config.json")
+                 if os.path.isfile(directory / name)), None)
+    config = read_json(path) if path is not None else {}
+    for key, field in CONFIG_IDS:
+        given = config.get(key)
+        ids = given if isinstance(given, list) else [given]  # eos_token_id may list several ids
+        if not ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            continue  # not given (or not ids): nothing to compare with
+        ours = getattr(tokens, field)
+        if ours not in ids:
+            assert path is not None
+            raise SateError(f"{tokens.source}: {tokens.tokens[ours]} is {ours}, but {path.name} gives {key} "
+                            f"{given}: is {tokens.source.name} another Whisper's vocabulary (a multilingual model's, "
+                            f"whose special ids are one higher), or {path.name} another Whisper's? Use the "
+                            f"{tokens.source.name} and {path.name} of this model's own download")
+
+
 def _suppressed(directory: Path, tokens: WhisperTokens) -> tuple[list[int], list[int]]:
     """The token ids masked at every step and at the first step only, as the directory lists them."""
     vocab = tokens.size
@@ -115,9 +144,12 @@ def _refuse_foreign_lists(path: Path, keys: tuple[str, str], lists: list[list[in
                     "the prompt's own token, which Whisper's decoding never suppresses" if i == tokens.no_timestamps \
                     else f"not {tokens.tokens[tokens.end]}, the one special token Whisper's first-step list names " \
                          "(the others it suppresses are in the every-step list)"
+                # the lists the model's own, the vocabulary another's (a multilingual tokenizer.json copied in) was
+                # told to use the model's own lists, which it had (32nd hostile pass): either file may be the other's
                 raise SateError(f"{path}: {key} names {i}, which is {token} in {tokens.source.name}: {why}; are these "
-                                "the lists of another Whisper's vocabulary (a multilingual model's)? Use the "
-                                f"{path.name} of this model's own download, or convert the model again")
+                                "the lists of another Whisper's vocabulary (a multilingual model's), or is "
+                                f"{tokens.source.name} another Whisper's? Use the {path.name} and "
+                                f"{tokens.source.name} of this model's own download, or convert the model again")
 
 
 class WhisperRecognizer:
@@ -144,6 +176,7 @@ class WhisperRecognizer:
         directory = hub_directory(path, "--model")
         decoder = load_decoder(directory)
         tokens = whisper_tokens(directory, decoder.sizes.vocab)
+        _refuse_foreign_vocabulary(directory, tokens)
         return cls(WhisperEncoder.from_directory(directory), decoder, tokens,
                    *_suppressed(directory, tokens), directory, torch.device(device), window)
 

@@ -9,8 +9,9 @@ printable Latin-1 bytes stand for themselves, the others for the characters from
 text is the tokens' characters mapped back to bytes, read as UTF-8.
 
 Only English-only models (``tiny.en`` ...) are decoded: their prompt is ``<|startoftranscript|><|notimestamps|>``.
-A multilingual model (a vocabulary of 51,865 tokens or more, Whisper's own test) needs a language and task token
-in its prompt and is refused.
+A multilingual model (a vocabulary of 51,865 tokens or more, Whisper's own test, whose ``<|endoftext|>`` is not
+GPT-2's 50256) needs a language and task token in its prompt and is refused; an English-only model with tokens
+added after its own is decoded.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from sate.errors import SateError, shown
 
 TOKENIZER_JSON, VOCABULARY_JSON, VOCABULARY_TXT = "tokenizer.json", "vocabulary.json", "vocabulary.txt"
 MULTILINGUAL_VOCAB = 51865  # Whisper's multilingual vocabularies have this many tokens or more; .en ones 51,864
+ENGLISH_END = 50256  # <|endoftext|> of an English-only vocabulary (GPT-2's); a multilingual one's is 50257
 SPECIAL = {"start": "<|startoftranscript|>", "end": "<|endoftext|>", "no_timestamps": "<|notimestamps|>"}
 
 
@@ -118,9 +120,6 @@ def _from_vocabulary_txt(path: Path) -> dict[int, str]:
 
 def whisper_tokens(directory: Path, vocab_size: int) -> WhisperTokens:
     """The vocabulary of a Whisper directory whose decoder has `vocab_size` outputs."""
-    if vocab_size >= MULTILINGUAL_VOCAB:
-        raise SateError(f"{directory}: a multilingual Whisper ({vocab_size} tokens); only English-only models "
-                        "(tiny.en, base.en, small.en, medium.en) are decoded here")
     readers = {TOKENIZER_JSON: _from_tokenizer_json, VOCABULARY_JSON: _from_vocabulary_json,
                VOCABULARY_TXT: _from_vocabulary_txt}
     path = next((directory / name for name in readers if (directory / name).is_file()), None)
@@ -134,6 +133,12 @@ def whisper_tokens(directory: Path, vocab_size: int) -> WhisperTokens:
     missing = [text for text in SPECIAL.values() if text not in ids]
     if missing:
         raise SateError(f"{path}: no {', '.join(missing)} token")
+    if vocab_size >= MULTILINGUAL_VOCAB and ids[SPECIAL["end"]] != ENGLISH_END:
+        # by the vocabulary, not its size alone: an English-only model fine-tuned with one added token (51,865) was
+        # refused as multilingual (fix32h, review32h); a multilingual vocabulary's <|endoftext|> is 50257
+        raise SateError(f"{directory}: a multilingual Whisper ({vocab_size} tokens, {SPECIAL['end']} "
+                        f"{ids[SPECIAL['end']]}); only English-only models (tiny.en, base.en, small.en, medium.en, "
+                        f"whose {SPECIAL['end']} is {ENGLISH_END}, tokens added after theirs or not) are decoded here")
     first_special = min(ids[text] for text in SPECIAL.values())
     gaps = [i for i in range(first_special) if i not in by_id]
     if gaps:  # each would decode as nothing: a tokenizer.json cut to a few tokens gave empty transcripts, exit 0
