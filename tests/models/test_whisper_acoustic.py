@@ -210,3 +210,19 @@ def test_an_empty_item_beside_others_decodes_to_nothing_and_a_short_one_is_named
     assert together[0][0].tokens == [] and together[1] == alone[0]
     with pytest.raises(SateError, match=r"^item 0 of the batch: 100 samples, too short for Whisper's front-end"):
         beam_search(model, {"feats": waves, "feats_lengths": torch.tensor([100, 3200])}, options)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float64])
+def test_a_whisper_model_in_another_dtype_reads_its_waveforms(whisper_hub_dir: Path, dtype: torch.dtype) -> None:
+    """`trainer.precision` bf16-true or 64-true converts the model and the batch: the log-mel, always float32, met
+    the converted convolutions with torch's "Input type (float) and bias type (c10::BFloat16)" (review32m)."""
+    model = build_model("asr", whisper_asr(whisper_hub_dir), 10, 10)
+    load_hub_parts(model, [], [], log=lambda _: None)
+    model.eval()
+    wave = 0.1 * torch.randn(2, 3200, generator=torch.Generator().manual_seed(0))
+    lengths = torch.tensor([3200, 2400])
+    with torch.no_grad():
+        want, want_lengths = model.acoustic(wave, lengths)
+        got, got_lengths = model.to(dtype).acoustic(wave.to(dtype), lengths)
+    assert got.dtype == dtype and torch.equal(got_lengths, want_lengths)
+    assert torch.allclose(got.float(), want, atol=0.1 if dtype == torch.bfloat16 else 1e-5)

@@ -220,7 +220,11 @@ class WhisperAcousticEncoder(nn.Module):
         if wave.dim() != 2:
             raise SateError(f"acoustic.type whisper reads waveforms (B, N), got a tensor of shape {tuple(wave.shape)}"
                             ": set data.features waveform")
-        states, out_lengths = encoder(*self.log_mel(wave, lengths))
+        mel, frames = self.log_mel(wave, lengths)
+        # in the weights' dtype: under trainer.precision bf16-true/16-true/64-true the float32 log-mel met bf16 convs,
+        # torch's "Input type (float) and bias type (c10::BFloat16)" at the first step (review32m); autocast's
+        # weights stay float32, so the mixed precisions read it as before
+        states, out_lengths = encoder(mel.to(next(encoder.parameters()).dtype), frames)
         return self.encoder.proj(states), out_lengths
 
     def log_mel(self, wave: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
