@@ -226,7 +226,11 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
     buffer = np.zeros(0, dtype=np.float32)
     read = 0.0  # seconds of the stream so far
     stream = UtteranceStream(translator, start(spec), options)
-    window_samples = round(VAD_WINDOW * SAMPLE_RATE)
+    # What is held before speech, and the window, must show a burst of min_speech and its padding whole: with 1 s
+    # (KEEP_SILENCE) held, VadOptions(min_speech=2) never found speech over 0.5-s chunks, and a whole talk gave no
+    # commit, without a word (thirty-second hostile pass). The defaults hold 1 s and look at 5 s, as before.
+    keep = round(max(KEEP_SILENCE, vad.min_speech + vad.padding) * SAMPLE_RATE)
+    window_samples = round(max(VAD_WINDOW, vad.min_speech + 2 * vad.padding) * SAMPLE_RATE)
     begin = 0  # the current segment's first sample in the buffer (the VAD also reads the silence before it)
     for piece in pieces:
         buffer = np.concatenate([buffer, np.asarray(piece, dtype=np.float32)])
@@ -234,7 +238,7 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
         window = buffer[-max(window_samples, len(piece)):]  # a longer chunk is seen whole: no speech in it is lost
         spans = speech_segments(window, vad)
         if not spans and stream.chunks == 0:  # no speech yet
-            buffer = buffer[-round(KEEP_SILENCE * SAMPLE_RATE):]
+            buffer = buffer[-keep:]
             continue
         offset = len(buffer) - len(window)  # the window's first sample in the buffer
         if stream.chunks == 0:
@@ -274,7 +278,7 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
             if not spans:
                 break
         if not spans and stream.chunks == 0:  # the rest of a cut held no speech: kept for the VAD, as before speech
-            buffer = buffer[-round(KEEP_SILENCE * SAMPLE_RATE):]
+            buffer = buffer[-keep:]
             continue
         final = paused or seconds >= vad.max_segment
         new = stream.advance(buffer[begin:stop], final)
@@ -286,7 +290,7 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
             # speech to the VAD) lost that onset and its padding to the segment before (thirtieth hostile pass). A
             # segment cut at max_segment keeps nothing: its audio is all the segment's.
             after = len(window) - round(spans[-1][1] * SAMPLE_RATE) if spans else len(buffer)
-            buffer = buffer[len(buffer) - min(after, round(KEEP_SILENCE * SAMPLE_RATE)):] if paused \
+            buffer = buffer[len(buffer) - min(after, keep):] if paused \
                 else np.zeros(0, dtype=np.float32)
             stream = UtteranceStream(translator, start(spec), options)
     if stream.chunks:
