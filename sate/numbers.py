@@ -29,6 +29,13 @@ def is_number(value: object) -> bool:
     return math.isfinite(value)
 
 
+def bound_text(value: float) -> str:
+    """A float as a range check's message gives it: as ``:g`` writes it (0.5, -1, nan) where that is the value, else
+    in full, since ``:g`` keeps 6 digits: "at most 120 s, got 120" refused 120.0001 (thirty-second hostile pass)."""
+    text = f"{value:g}"
+    return text if not math.isfinite(value) or float(text) == value else repr(value)
+
+
 def is_int64(value: object) -> bool:
     """Is ``value`` a whole number (not a bool) that an int64 holds, as every count, size and seed torch takes?"""
     return isinstance(value, int) and not isinstance(value, bool) and INT64[0] <= value <= INT64[1]

@@ -16,7 +16,7 @@ import yaml
 
 from sate.config import load_yaml_value
 from sate.errors import SateError, one_line, shown
-from sate.numbers import is_digits, is_number, plain, real_number, whole_number
+from sate.numbers import bound_text, is_digits, is_number, plain, real_number, whole_number
 from sate.settings import POSITIVE, Invalid, Section, at_least, helps, read, setting
 
 # Upper bounds, checked before anything is allocated: past them a typo (beam=10000, max_len_ratio=1e6) used
@@ -241,7 +241,7 @@ def check_chunk(chunk: float, what: str = "--chunk") -> float:
     results file's key)."""
     if not (math.isfinite(chunk) if isinstance(chunk, float) else is_number(chunk)) \
             or not MIN_CHUNK <= chunk <= MAX_CHUNK:  # an int past floats (10**400): isfinite's OverflowError
-        got = shown(chunk) if isinstance(chunk, int) and not is_number(chunk) else f"{chunk:g}"
+        got = shown(chunk) if isinstance(chunk, int) and not is_number(chunk) else bound_text(chunk)
         raise SateError(f"{what} must be at least {MIN_CHUNK:g} and at most {MAX_CHUNK:g} seconds, got {got}")
     return chunk
 

@@ -545,3 +545,19 @@ def test_integer_samples_too_loud_are_called_integers() -> None:
         speech_segments(pcm, VadOptions(method="energy"))
     with pytest.raises(SateError, match=r"^waveform: float samples reach .*integer PCM stored as floats\?"):
         speech_segments(pcm.astype(np.float32), VadOptions(method="energy"))
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    ({"max_segment": 120.0001}, "at most 120 s, got 120.0001"),
+    ({"max_segment": 1.19999}, "at least 1.2 s and at most 120 s, got 1.19999"),
+    ({"max_segment": 1.1999999}, "got 1.1999999"),
+    ({"padding": 59.500001}, "got 59.500001"),
+    ({"min_speech": 20.0000001}, "min_speech (20.0000001 s) must be at most max_segment (--max-segment, 20 s)"),
+    ({"max_segment": -1.0}, "got -1"),  # a value :g writes whole is written so
+])
+def test_a_value_just_past_a_bound_is_shown_as_given(options: dict, said: str) -> None:
+    """Thirty-second hostile pass: values were written with 6 digits (``:g``), so `--max-segment 120.0001` was
+    refused as "at most 120 s, got 120", a line that contradicts itself."""
+    with pytest.raises(SateError) as err:
+        VadOptions(**options)
+    assert said in str(err.value)

@@ -189,3 +189,13 @@ def test_a_segment_with_a_line_break_or_tab_stays_one_line(fmt: str, tmp_path: P
         assert lines == ["hallo da", "a b c", "tsch\u00fcss"]
     else:
         assert [json.loads(line)["text"] for line in lines] == texts
+
+
+@pytest.mark.parametrize(("chunk", "said"), [(120.0001, "got 120.0001"), (0.0499999, "got 0.0499999"),
+                                             (float("nan"), "got nan"), (200, "got 200")])
+def test_a_chunk_just_past_a_bound_is_shown_as_given(chunk: float, said: str) -> None:
+    """Thirty-second hostile pass: `sate stream --chunk 120.0001` was refused as "at most 120 seconds, got 120"."""
+    from sate.decode.options import check_chunk
+
+    with pytest.raises(SateError, match=f"--chunk must be at least 0.05 and at most 120 seconds, {said}$"):
+        check_chunk(chunk)
