@@ -241,8 +241,8 @@ def check_chunk(chunk: float, what: str = "--chunk") -> float:
     results file's key)."""
     if not (math.isfinite(chunk) if isinstance(chunk, float) else is_number(chunk)) \
             or not MIN_CHUNK <= chunk <= MAX_CHUNK:  # an int past floats (10**400): isfinite's OverflowError
-        got = shown(chunk) if isinstance(chunk, int) and not is_number(chunk) else bound_text(chunk)
-        raise SateError(f"{what} must be at least {MIN_CHUNK:g} and at most {MAX_CHUNK:g} seconds, got {got}")
+        raise SateError(f"{what} must be at least {MIN_CHUNK:g} and at most {MAX_CHUNK:g} seconds, "
+                        f"got {bound_text(chunk)}")
     return chunk
 
 
