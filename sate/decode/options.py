@@ -238,7 +238,9 @@ def parse_policy(text: str) -> StreamPolicy:
 
 def check_chunk(chunk: float, what: str = "--chunk") -> float:
     """A chunk length in seconds that the front end can read; `what` names where it was given (an option, or a
-    results file's key)."""
+    results file's key). A NumPy value (np.float32(0.5), a value of a grid) is read as its number and returned so:
+    `evaluate(chunk=np.float32(0.5))` was "must be at least 0.05 and at most 120 seconds, got 0.5" (fix32s)."""
+    chunk = plain(chunk)
     if not (math.isfinite(chunk) if isinstance(chunk, float) else is_number(chunk)) \
             or not MIN_CHUNK <= chunk <= MAX_CHUNK:  # an int past floats (10**400): isfinite's OverflowError
         raise SateError(f"{what} must be at least {MIN_CHUNK:g} and at most {MAX_CHUNK:g} seconds, "

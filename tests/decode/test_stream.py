@@ -203,3 +203,14 @@ def test_a_chunk_just_past_a_bound_is_shown_as_given(chunk: float, said: str) ->
     with pytest.raises(SateError, match=f"--chunk must be at least 0.05 and at most 120 seconds, {said}$") as err:
         check_chunk(chunk)
     assert len(str(err.value)) < 150
+
+
+@pytest.mark.parametrize("chunk", [np.float32(0.5), np.float64(0.5), np.int64(2), np.array(0.5)])
+def test_a_numpy_chunk_is_taken_as_its_number(chunk: object) -> None:
+    """fix32s: `check_chunk` took np.float64 alone, so `evaluate(chunk=np.float32(0.5))` and `stream_talk` refused a
+    value of a grid as "must be at least 0.05 and at most 120 seconds, got 0.5"; it returns the plain number, which
+    a results file can hold."""
+    from sate.decode.options import check_chunk
+
+    got = check_chunk(chunk)
+    assert got == chunk and type(got) in (float, int)
