@@ -13,7 +13,7 @@ import os
 import re
 import sys
 
-from sate.errors import SateError
+from sate.errors import SateError, shown
 
 FLOAT_MAX = sys.float_info.max
 INT64 = (-(1 << 63), (1 << 63) - 1)  # what torch and numpy hold in an integer
@@ -27,6 +27,18 @@ def is_number(value: object) -> bool:
     if isinstance(value, int):
         return -FLOAT_MAX <= value <= FLOAT_MAX
     return math.isfinite(value)
+
+
+def bound_text(value: object) -> str:
+    """A number as a range check's message gives it: a float as ``:g`` writes it (0.5, -1, nan) where that is the
+    value, else in full, since ``:g`` keeps 6 digits: "at most 120 s, got 120" refused 120.0001 (thirty-second hostile
+    pass). A NumPy value is its number (np.float64(120.0001) is 120.0001); an int, or anything else, is cut as
+    `shown` cuts values in messages: 10**300 was a line of 301 digits (review32s)."""
+    value = plain(value)
+    if not isinstance(value, float):
+        return shown(value)
+    text = f"{value:g}"
+    return text if not math.isfinite(value) or float(text) == value else repr(value)
 
 
 def is_int64(value: object) -> bool:

@@ -74,6 +74,7 @@ from sate.decode.vad import (
 )
 from sate.errors import SateError, first_few, one_line, out_of_memory, shown
 from sate.files import hub_model_folder
+from sate.numbers import bound_text
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
     from sate.data.dataset import CMVN as Normalizer
@@ -522,8 +523,8 @@ class SpeechTranslator:
             raise SateError(f"vad must be VadOptions (e.g. VadOptions(max_segment=10.0)), got {type(vad).__name__}")
         limit, wanted = self.max_segment_seconds(), (vad or VadOptions()).max_segment
         if limit is not None and wanted > limit:
-            raise SateError(f"max_segment (--max-segment) {wanted:g} s: this model's acoustic encoder (Whisper) "
-                            f"takes segments of at most {limit:g} s")
+            raise SateError(f"max_segment (--max-segment) {bound_text(wanted)} s: this model's acoustic encoder "
+                            f"(Whisper) takes segments of at most {bound_text(limit)} s")
 
     def features(self, wave: np.ndarray) -> np.ndarray:
         """(T, 80) features of 16 kHz mono samples, exactly as training saw them (fbank, then CMVN); for a hub

@@ -268,7 +268,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     if batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {batch_size}")
     if stream is not None:
-        check_chunk(chunk)
+        chunk = check_chunk(chunk)
         if "nbest" in (decode or {}):
             raise SateError("--stream shows one translation: nbest (--decode) does not apply")
     require_directory(Path(data), "--data")

@@ -16,7 +16,7 @@ import yaml
 
 from sate.config import load_yaml_value
 from sate.errors import SateError, one_line, shown
-from sate.numbers import is_digits, is_int64, is_number, plain, real_number, whole_number
+from sate.numbers import bound_text, is_digits, is_int64, is_number, plain, real_number, whole_number
 from sate.settings import POSITIVE, Invalid, Section, at_least, helps, read, setting
 
 # Upper bounds, checked before anything is allocated: past them a typo (beam=10000, max_len_ratio=1e6) used
@@ -245,11 +245,13 @@ def parse_policy(text: str) -> StreamPolicy:
 
 def check_chunk(chunk: float, what: str = "--chunk") -> float:
     """A chunk length in seconds that the front end can read; `what` names where it was given (an option, or a
-    results file's key)."""
+    results file's key). A NumPy value (np.float32(0.5), a value of a grid) is read as its number and returned so:
+    `evaluate(chunk=np.float32(0.5))` was "must be at least 0.05 and at most 120 seconds, got 0.5" (fix32s)."""
+    chunk = plain(chunk)
     if not (math.isfinite(chunk) if isinstance(chunk, float) else is_number(chunk)) \
             or not MIN_CHUNK <= chunk <= MAX_CHUNK:  # an int past floats (10**400): isfinite's OverflowError
-        got = shown(chunk) if isinstance(chunk, int) and not is_number(chunk) else f"{chunk:g}"
-        raise SateError(f"{what} must be at least {MIN_CHUNK:g} and at most {MAX_CHUNK:g} seconds, got {got}")
+        raise SateError(f"{what} must be at least {MIN_CHUNK:g} and at most {MAX_CHUNK:g} seconds, "
+                        f"got {bound_text(chunk)}")
     return chunk
 
 

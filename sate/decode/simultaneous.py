@@ -54,11 +54,12 @@ from sate.scoring.resegment import join_units, units
 
 # Less audio than this gives the convolutional front end no output frame: such a chunk is only read.
 MIN_SECONDS = 0.2
-# Silence kept before speech starts in a live stream, so the VAD sees the onset; older silence is dropped.
+# Silence kept before speech starts in a live stream (or min_speech + padding, where longer), so the VAD sees the
+# onset; older silence is dropped.
 KEEP_SILENCE = 1.0
 # A live stream's VAD looks at this many seconds of the latest audio after each chunk (whether speech has begun,
-# whether a pause has ended it), or at the whole chunk when it is longer: silero reads 20 s in 0.4 s on a CPU
-# core, too slow to redo after every chunk.
+# whether a pause has ended it), or at the whole chunk, or min_speech + 2 x padding, where longer: silero reads 20 s
+# in 0.4 s on a CPU core, too slow to redo after every chunk.
 VAD_WINDOW = 5.0
 
 
@@ -203,16 +204,18 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
     """Commits of an endless stream given as consecutive pieces of 16 kHz mono samples (one piece = one chunk).
 
     The stream is cut into segments by the VAD of `sate translate`, run after each chunk on the last VAD_WINDOW
-    seconds: a segment ends after a pause of ``vad.min_pause`` seconds, or is cut at ``vad.max_segment`` seconds
+    seconds (5 s, or ``vad.min_speech`` + 2 x ``vad.padding`` where that is longer, so that a burst of speech is seen
+    whole): a segment ends after a pause of ``vad.min_pause`` seconds, or is cut at ``vad.max_segment`` seconds
     wherever it stands (`sate translate`, which sees the whole file, cuts at the quietest point instead), and is then
     finished and shown as final; silence between segments is not decoded. A pause inside a chunk, with the next
     sentence already begun after it, ends the segment too: the audio up to the pause is finished as one segment
     and the rest starts the next (else, with chunks longer than the pauses, a talk's sentences would run together
     into segments of up to ``vad.max_segment`` seconds, which a model trained on sentences translates in part).
     A segment's audio starts ``vad.padding`` seconds before its speech, as `sate translate` cuts it, not with the
-    silence held before it for the VAD (up to KEEP_SILENCE): a model trained on tightly cut sentences may
-    mistranslate one that starts with half a second of silence. (It ends with the pause that ended it: cutting at
-    the VAD's end of speech instead would depend on the detector, and the energy one cuts off quiet last syllables.)
+    silence held before it for the VAD (up to KEEP_SILENCE, 1 s, or ``vad.min_speech`` + ``vad.padding`` where that
+    is longer): a model trained on tightly cut sentences may mistranslate one that starts with half a second of
+    silence. (It ends with the pause that ended it: cutting at the VAD's end of speech instead would depend on the
+    detector, and the energy one cuts off quiet last syllables.)
     """
     spec = policy_of(spec)
     vad = vad or VadOptions()
@@ -226,7 +229,11 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
     buffer = np.zeros(0, dtype=np.float32)
     read = 0.0  # seconds of the stream so far
     stream = UtteranceStream(translator, start(spec), options)
-    window_samples = round(VAD_WINDOW * SAMPLE_RATE)
+    # What is held before speech, and the window, must show a burst of min_speech and its padding whole: with 1 s
+    # (KEEP_SILENCE) held, VadOptions(min_speech=2) never found speech over 0.5-s chunks, and a whole talk gave no
+    # commit, without a word (thirty-second hostile pass). The defaults hold 1 s and look at 5 s, as before.
+    keep = round(max(KEEP_SILENCE, vad.min_speech + vad.padding) * SAMPLE_RATE)
+    window_samples = round(max(VAD_WINDOW, vad.min_speech + 2 * vad.padding) * SAMPLE_RATE)
     begin = 0  # the current segment's first sample in the buffer (the VAD also reads the silence before it)
     for piece in pieces:
         buffer = np.concatenate([buffer, np.asarray(piece, dtype=np.float32)])
@@ -234,7 +241,7 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
         window = buffer[-max(window_samples, len(piece)):]  # a longer chunk is seen whole: no speech in it is lost
         spans = speech_segments(window, vad)
         if not spans and stream.chunks == 0:  # no speech yet
-            buffer = buffer[-round(KEEP_SILENCE * SAMPLE_RATE):]
+            buffer = buffer[-keep:]
             continue
         offset = len(buffer) - len(window)  # the window's first sample in the buffer
         if stream.chunks == 0:
@@ -274,19 +281,20 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
             if not spans:
                 break
         if not spans and stream.chunks == 0:  # the rest of a cut held no speech: kept for the VAD, as before speech
-            buffer = buffer[-round(KEEP_SILENCE * SAMPLE_RATE):]
+            buffer = buffer[-keep:]
             continue
         final = paused or seconds >= vad.max_segment
         new = stream.advance(buffer[begin:stop], final)
         if new or final:
             yield Commit(read, stream.text, final)
         if final:
-            # After a pause, its silence (up to KEEP_SILENCE) is kept for the VAD, as before the first segment: the
-            # buffer was emptied, so a sentence that began in the chunk's last min_speech seconds (its onset not yet
-            # speech to the VAD) lost that onset and its padding to the segment before (thirtieth hostile pass). A
-            # segment cut at max_segment keeps nothing: its audio is all the segment's.
+            # After a pause, its silence (up to `keep`: KEEP_SILENCE, or min_speech + padding where longer) is kept
+            # for the VAD, as before the first segment: the buffer was emptied, so a sentence that began in the
+            # chunk's last min_speech seconds (its onset not yet speech to the VAD) lost that onset and its padding to
+            # the segment before (thirtieth hostile pass). A segment cut at max_segment keeps nothing: its audio is
+            # all the segment's.
             after = len(window) - round(spans[-1][1] * SAMPLE_RATE) if spans else len(buffer)
-            buffer = buffer[len(buffer) - min(after, round(KEEP_SILENCE * SAMPLE_RATE)):] if paused \
+            buffer = buffer[len(buffer) - min(after, keep):] if paused \
                 else np.zeros(0, dtype=np.float32)
             stream = UtteranceStream(translator, start(spec), options)
     if stream.chunks:

@@ -105,7 +105,7 @@ def stream_talk(translator: SpeechTranslator, blocks: Iterable[np.ndarray], spec
     streamed, so the talk is never held; ``[samples]`` for one in memory), with `live`; every shown word and its
     delays. ``start``: the seconds of the file before the first block (a talk read from its first row's start), added
     to every time so that delays count from the file's start as the rows' offsets do."""
-    check_chunk(chunk)
+    chunk = check_chunk(chunk)
     clock = _Clock(blocks, chunk)
     words: list[str] = []
     glued: list[bool] = []

@@ -35,7 +35,7 @@ from sate.data.audio import SAMPLE_RATE, SHIFT, WINDOW, DcFreeEnergy, audio_bloc
 from sate.decode import silero
 from sate.decode.frames import Frames
 from sate.errors import SateError, shown
-from sate.numbers import is_number
+from sate.numbers import bound_text, is_number
 
 # A frame quieter than this is never speech, whatever the recording's level: -60 dBFS RMS is
 # well below any usable speech and above dither and quantisation noise.
@@ -81,19 +81,14 @@ class VadOptions:
                 raise SateError(f"{name}{flag} must be a finite number of seconds >= 0, got {shown(value)}")
         if 1.0 + 2 * self.padding > MAX_SEGMENT:  # no max_segment would do: "at least 121 s and at most 120 s"
             raise SateError(f"padding must be at most {(MAX_SEGMENT - 1.0) / 2:g} s (a segment holds it on both "
-                            f"sides, and is at most {MAX_SEGMENT:g} s), got {self.padding:g}")
+                            f"sides, and is at most {MAX_SEGMENT:g} s), got {bound_text(self.padding)}")
         if not 1.0 + 2 * self.padding <= self.max_segment <= MAX_SEGMENT:
-            raise SateError(f"max_segment (--max-segment) must be at least {1.0 + 2 * self.padding:g} s and at most "
-                            f"{MAX_SEGMENT:g} s, got {_seconds(self.max_segment)}")
+            raise SateError(f"max_segment (--max-segment) must be at least {bound_text(1.0 + 2 * self.padding)} s and "
+                            f"at most {MAX_SEGMENT:g} s, got {bound_text(self.max_segment)}")
         if self.min_speech > self.max_segment:  # every piece is at most max_segment long, so none would be kept
-            raise SateError(f"min_speech ({self.min_speech:g} s) must be at most max_segment (--max-segment, "
-                            f"{self.max_segment:g} s): no segment can be longer, so no speech would ever be found")
-
-
-def _seconds(value: float) -> str:
-    """A number of seconds as a message gives it: a float as ``:g`` writes it (-1, nan), an int too large for a float
-    cut as values in messages are."""
-    return f"{value:g}" if isinstance(value, float) else shown(value)
+            raise SateError(f"min_speech ({bound_text(self.min_speech)} s) must be at most max_segment "
+                            f"(--max-segment, {bound_text(self.max_segment)} s): no segment can be longer, so no "
+                            "speech would ever be found")
 
 
 def _split_long(start: int, stop: int, smooth: np.ndarray, limit: int) -> list[tuple[int, int]]:

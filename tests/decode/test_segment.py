@@ -545,3 +545,35 @@ def test_integer_samples_too_loud_are_called_integers() -> None:
         speech_segments(pcm, VadOptions(method="energy"))
     with pytest.raises(SateError, match=r"^waveform: float samples reach .*integer PCM stored as floats\?"):
         speech_segments(pcm.astype(np.float32), VadOptions(method="energy"))
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    ({"max_segment": 120.0001}, "at most 120 s, got 120.0001"),
+    ({"max_segment": 1.19999}, "at least 1.2 s and at most 120 s, got 1.19999"),
+    ({"max_segment": 1.1999999}, "got 1.1999999"),
+    ({"padding": 59.500001}, "got 59.500001"),
+    ({"min_speech": 20.0000001}, "min_speech (20.0000001 s) must be at most max_segment (--max-segment, 20 s)"),
+    ({"max_segment": -1.0}, "got -1"),  # a value :g writes whole is written so
+    # the lower bound too, 1 s + 2 x padding (fix32s: "at least 1.2 s ..., got 1.2000001")
+    ({"padding": 0.1000001, "max_segment": 1.2000001}, "at least 1.2000002 s and at most 120 s, got 1.2000001"),
+    ({"max_segment": np.float64(120.0001)}, "got 120.0001"),  # a NumPy value as its number
+])
+def test_a_value_just_past_a_bound_is_shown_as_given(options: dict, said: str) -> None:
+    """Thirty-second hostile pass: values were written with 6 digits (``:g``), so `--max-segment 120.0001` was
+    refused as "at most 120 s, got 120", a line that contradicts itself."""
+    with pytest.raises(SateError) as err:
+        VadOptions(**options)
+    assert said in str(err.value)
+
+
+@pytest.mark.parametrize(("wanted", "said"), [(30.00001, "30.00001 s"), (40.0, "40 s"), (40, "40 s")])
+def test_a_max_segment_past_whisper_s_window_is_shown_as_given(wanted: float, said: str) -> None:
+    """fix32s: `sate translate --model WHISPER_PACK --max-segment 30.00001` said "30 s: ... at most 30 s", the
+    six digits of ``:g`` that hand32s had mended in the other range lines."""
+    from sate.decode.api import SpeechTranslator
+
+    whisper = type("Whisper", (), {"max_segment_seconds": lambda self: 30.0})()  # the cap of every Whisper
+    with pytest.raises(SateError, match=rf"^max_segment \(--max-segment\) {said}: this model's acoustic encoder "
+                                        r"\(Whisper\) takes segments of at most 30 s$"):
+        SpeechTranslator._check_segment_cap(whisper, VadOptions(max_segment=wanted))
+    SpeechTranslator._check_segment_cap(whisper, VadOptions(max_segment=30.0))  # the window itself is taken

@@ -874,7 +874,7 @@ WHISPER_WINDOW = 480_159 / SAMPLE_RATE  # the seconds of samples Whisper's 30-s 
 
 
 def _live_segments(monkeypatch: pytest.MonkeyPatch, audio: np.ndarray, chunk: float,
-                   bound: float | None) -> list[np.ndarray]:
+                   bound: float | None, vad: VadOptions | None = None) -> list[np.ndarray]:
     """The segments `live` finishes, through stand-ins: a translator whose encoder takes at most ``bound`` seconds
     (Whisper's window, or None for fbank), and utterance streams that only record what they are given."""
     finished: list[np.ndarray] = []
@@ -895,7 +895,7 @@ def _live_segments(monkeypatch: pytest.MonkeyPatch, audio: np.ndarray, chunk: fl
                                          "_check_segment_cap": lambda self, vad: None})()
     step = round(chunk * SAMPLE_RATE)
     commits = list(live(translator, (audio[i:i + step] for i in range(0, len(audio), step)), "wait-k=1", None,
-                        VadOptions(method="energy")))
+                        vad or VadOptions(method="energy")))
     assert len(finished) == len([c for c in commits if c.final])
     return finished
 
@@ -935,3 +935,19 @@ def test_the_silence_after_a_whisper_cut_is_not_decoded(monkeypatch: pytest.Monk
     got = _live_segments(monkeypatch, audio, 25.0, WHISPER_WINDOW)
     assert all(len(s) / SAMPLE_RATE <= WHISPER_WINDOW for s in got)
     np.testing.assert_array_equal(np.concatenate(got)[:len(run_on)], run_on)
+
+
+def test_a_long_min_speech_still_finds_speech_live(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thirty-second hostile pass: before speech, `live` held 1 s (KEEP_SILENCE) for the VAD, so with
+    ``VadOptions(min_speech=2)`` no burst was ever long enough to be speech: 6 s of it over 0.5-s chunks gave no
+    segment and no commit, without a word, where `speech_segments` finds it. What is held now shows such a burst
+    whole, and the speech is one segment, as offline."""
+    speech = _noise(6)
+    silence = np.zeros(round(1.5 * SAMPLE_RATE), dtype=np.float32)
+    audio = np.concatenate([silence, speech, silence])
+    vad = VadOptions(method="energy", min_speech=2.0)
+    assert len(speech_segments(audio, vad)) == 1
+    (got,) = _live_segments(monkeypatch, audio, 0.5, None, vad)
+    start = int(np.flatnonzero(got)[0])
+    np.testing.assert_array_equal(got[start:start + len(speech)], speech)  # all of it, from its onset
+    assert start / SAMPLE_RATE == pytest.approx(0.1, abs=0.02)  # the padding before it, as translate cuts

@@ -189,3 +189,28 @@ def test_a_segment_with_a_line_break_or_tab_stays_one_line(fmt: str, tmp_path: P
         assert lines == ["hallo da", "a b c", "tsch\u00fcss"]
     else:
         assert [json.loads(line)["text"] for line in lines] == texts
+
+
+@pytest.mark.parametrize(("chunk", "said"), [(120.0001, "got 120.0001"), (0.0499999, "got 0.0499999"),
+                                             (float("nan"), "got nan"), (200, "got 200"),
+                                             # fix32s: as values in messages are, not 301 digits, not a repr
+                                             pytest.param(10**300, "got 10000000000.*00000000000", id="1e300"),
+                                             (np.float64(120.0001), "got 120.0001"), ("5", "got '5'")])
+def test_a_chunk_just_past_a_bound_is_shown_as_given(chunk: float, said: str) -> None:
+    """Thirty-second hostile pass: `sate stream --chunk 120.0001` was refused as "at most 120 seconds, got 120"."""
+    from sate.decode.options import check_chunk
+
+    with pytest.raises(SateError, match=f"--chunk must be at least 0.05 and at most 120 seconds, {said}$") as err:
+        check_chunk(chunk)
+    assert len(str(err.value)) < 150
+
+
+@pytest.mark.parametrize("chunk", [np.float32(0.5), np.float64(0.5), np.int64(2), np.array(0.5)])
+def test_a_numpy_chunk_is_taken_as_its_number(chunk: object) -> None:
+    """fix32s: `check_chunk` took np.float64 alone, so `evaluate(chunk=np.float32(0.5))` and `stream_talk` refused a
+    value of a grid as "must be at least 0.05 and at most 120 seconds, got 0.5"; it returns the plain number, which
+    a results file can hold."""
+    from sate.decode.options import check_chunk
+
+    got = check_chunk(chunk)
+    assert got == chunk and type(got) in (float, int)
