@@ -73,7 +73,6 @@ class SateModule(L.LightningModule):
         self._validated_step: int | None = None  # the update of the last validation, recorded in checkpoints
         self._update_buffers: list[torch.Tensor] | None = None  # buffers when this update began
         self._val: dict[str, list] = {}
-        self._bleu_ids: set[str] | None = None  # the validation items the greedy BLEU decodes (`_first_valid_ids`)
         self._came_in_finite = True
 
     # ------------------------------------------------------------------ training
@@ -196,24 +195,7 @@ class SateModule(L.LightningModule):
     def on_validation_epoch_start(self) -> None:
         self._val = {"wer_errors": [], "wer_words": [], "hyps": [], "refs": []}
         self._val_batches = [0, 0]  # validation batches of a finite loss, and in all
-        self._bleu_ids = self._first_valid_ids()
         self._check_weights_finite()
-
-    def _first_valid_ids(self) -> set[str] | None:
-        """The ids of the validation split's first `trainer.valid_bleu_utts` items, in the split's own order: its
-        batches come shortest first, and the greedy BLEU decoded the first batches' items, the shortest utterances
-        (conf/mustc/st.yaml chose its best checkpoints by the 500 shortest of MuST-C dev's 1,423; thirty-second
-        hostile pass). None where no data module gives the split (a module validated by hand): the first batches'."""
-        limit = self.config.trainer.valid_bleu_utts
-        datamodule = getattr(self._trainer, "datamodule", None) if self._trainer is not None else None
-        ids = _item_ids(getattr(datamodule, "valid_set", None))
-        return None if self.task == "asr" or not limit or ids is None else set(ids[:limit])
-
-    def _bleu_rows(self, ids: list[str]) -> list[int]:
-        """The rows of a validation batch that the greedy BLEU decodes (`_first_valid_ids`)."""
-        if self._bleu_ids is None:
-            return list(range(len(ids))) if len(self._val["hyps"]) < self.config.trainer.valid_bleu_utts else []
-        return [k for k, uid in enumerate(ids) if uid in self._bleu_ids]
 
     def _nonfinite_parameter(self) -> str | None:
         return next((name for name, p in self.model.named_parameters() if not bool(torch.isfinite(p).all())), None)
@@ -272,17 +254,16 @@ class SateModule(L.LightningModule):
                 hyp_words, ref_words = self.src_vocab.decode(ids).split(), self.src_vocab.decode(ref).split()
                 self._val["wer_errors"].append(editdistance.eval(hyp_words, ref_words))
                 self._val["wer_words"].append(len(ref_words))
-        rows = self._bleu_rows(batch["ids"]) if self.task in ("mt", "st") else []
-        if rows:
+        limit = self.config.trainer.valid_bleu_utts
+        if self.task in ("mt", "st") and len(self._val["hyps"]) < limit:
             from sate.decode.beam_search import DecodeOptions, beam_search, decode_memory
 
             greedy = DecodeOptions(beam=1, max_len_ratio=self.config.trainer.valid_max_len_ratio)
             if enc is not None:  # st: the encoding the WER used, not a second encoder pass
-                nbest = decode_memory(self.model.decoder, enc.memory[rows], enc.memory_lengths[rows], self.model.eos,
-                                      greedy)
+                nbest = decode_memory(self.model.decoder, enc.memory, enc.memory_lengths, self.model.eos, greedy)
             else:
-                nbest = beam_search(self.model, {key: batch[key][rows] for key in ("src", "src_lengths")}, greedy)
-            for hyps, ref in zip(nbest, _unpad(batch["tgt"][rows]), strict=True):
+                nbest = beam_search(self.model, batch, greedy)
+            for hyps, ref in zip(nbest, _unpad(batch["tgt"]), strict=True):
                 self._val["hyps"].append(self.tgt_vocab.decode(hyps[0].tokens))
                 self._val["refs"].append(self.tgt_vocab.decode(ref))
 
@@ -296,20 +277,14 @@ class SateModule(L.LightningModule):
                                   device=self.device)
             totals = self.trainer.strategy.reduce(totals, reduce_op="sum")
             self.log("valid/wer", float(100 * totals[0] / max(totals[1], 1)), prog_bar=True, rank_zero_only=True)
-        limit = self.config.trainer.valid_bleu_utts
-        # every rank, as the reduce is a collective: a rank whose batches hold none of the first utterances
-        # (`_first_valid_ids`) scores none of them
-        if self.task in ("mt", "st") and limit:
+        if self._val["hyps"]:
             import sacrebleu
 
-            hyps, refs = self._val["hyps"][:limit], self._val["refs"][:limit]
-            score = sacrebleu.corpus_bleu(hyps, [refs]).score if hyps else 0.0
-            # Every rank scores its own share of the first utterances; their mean, by utterances, is close enough for
-            # selection.
-            totals = torch.tensor([score * len(hyps), len(hyps)], dtype=torch.float64, device=self.device)
-            totals = self.trainer.strategy.reduce(totals, reduce_op="sum")
-            if totals[1] > 0:
-                self.log("valid/bleu", float(totals[0] / totals[1]), prog_bar=True)
+            limit = self.config.trainer.valid_bleu_utts
+            bleu = sacrebleu.corpus_bleu(self._val["hyps"][:limit], [self._val["refs"][:limit]])
+            # Every rank scores its own share of the first utterances; the mean is close enough for selection.
+            score = self.trainer.strategy.reduce(torch.tensor(bleu.score, device=self.device), reduce_op="mean")
+            self.log("valid/bleu", float(score), prog_bar=True)
 
     # ------------------------------------------------------------------ optimisation
     def configure_optimizers(self) -> dict:
@@ -394,16 +369,6 @@ def _all_reduce_mean(params: list[nn.Parameter], world: int) -> None:
 
 def _is_scalar(value: object) -> bool:
     return isinstance(value, float | int) or (isinstance(value, torch.Tensor) and value.numel() == 1)
-
-
-def _item_ids(dataset: object) -> list[str] | None:
-    """A dataset's item ids in its order, read without loading an item: a text set's ids, a speech set's manifest
-    rows (those of the split beneath a frozen cache's states); None for one that keeps neither."""
-    ids = getattr(dataset, "ids", None)
-    if ids is not None:
-        return list(ids)
-    rows = getattr(getattr(dataset, "base", dataset), "rows", None)
-    return None if rows is None else [row["id"] for row in rows]
 
 
 def _unpad(ids: torch.Tensor) -> list[list[int]]:
