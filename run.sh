@@ -147,6 +147,12 @@ check_runs_programs() {
   exit 1
 }
 
+# venv_pip MODULE ARG...: the environment's pip (or ensurepip), installing into it alone. PIP_USER=1 (or `user = true`
+# in a pip.conf, common on clusters) stopped the setup on pip's own "Can not perform a '--user' install. User
+# site-packages are not visible in this virtualenv.", and PIP_TARGET, PIP_PREFIX or PIP_ROOT installed elsewhere while
+# the stamp said the environment was set up (hand31i): an environment variable outranks pip's configuration files.
+venv_pip() { env -u PIP_TARGET -u PIP_PREFIX -u PIP_ROOT PIP_USER=0 "$VENV/bin/python" -m "$@"; }
+
 setup_python() {
   local made place installed version made_folder=
   deps_hash=$(sha1sum pyproject.toml | cut -c1-40)
@@ -227,7 +233,7 @@ setup_python() {
   # named ensurepip", alone.
   if ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
     "$VENV/bin/python" -c 'import ensurepip' 2>/dev/null || install_debian "python$version-venv"
-    "$VENV/bin/python" -m ensurepip >/dev/null
+    venv_pip ensurepip >/dev/null
   fi
   if [ "$installed" = "$deps_hash" ]; then
     if [ -n "$made" ] && [ "$(physical "$made")" != "$place" ]; then
@@ -235,16 +241,16 @@ setup_python() {
     else
       log "pointing $VENV at this checkout"
     fi
-    "$VENV/bin/python" -m pip install -q --no-deps -e "$ROOT"
+    venv_pip pip install -q --no-deps -e "$ROOT"
   else
     if [ -n "$installed" ]; then
       log "pyproject.toml changed: installing sate and its dependencies into $VENV again"
     else
       log "installing sate and its dependencies into $VENV (first time: several minutes, ~7 GB)"
     fi
-    "$VENV/bin/python" -m pip install -q "pip==$PIP_VERSION"
-    "$VENV/bin/python" -m pip install -q -e "$ROOT[test]"
-    "$VENV/bin/python" -m pip check
+    venv_pip pip install -q "pip==$PIP_VERSION"
+    venv_pip pip install -q -e "$ROOT[test]"
+    venv_pip pip check
   fi
   printf '%s %s\n%s\n' "$deps_hash" "$ROOT" "$place" > "$stamp"
 }

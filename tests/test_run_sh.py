@@ -152,6 +152,26 @@ def test_a_copied_environment_is_pointed_at_the_checkout_not_refused(tmp_path: P
     assert not (tmp_path / "venv" / "pip.log").exists()
 
 
+@pytest.mark.slow  # 0.9 s: run.sh and pytest --version started
+@needs_tts
+def test_pip_installs_into_the_environment_whatever_pip_s_settings_say(tmp_path: Path) -> None:
+    """hand31i: `PIP_USER=1` in the environment (or `user = true` in a pip.conf, common on clusters) stopped the
+    setup on pip's own "Can not perform a '--user' install", and `PIP_TARGET`/`PIP_PREFIX`/`PIP_ROOT` would install
+    outside the environment while the stamp said it was set up. run.sh's pip runs with them off (an environment
+    variable outranks pip's configuration files), and the caller's other pip settings (an index) still reach it."""
+    venv = _fake_venv(tmp_path / "venv", stamp="")
+    python = (venv / "bin" / "python").read_text()
+    (venv / "bin" / "python").write_text(python.replace(
+        'echo "$@" >>', 'echo "$@ user=$PIP_USER target=${PIP_TARGET-} prefix=${PIP_PREFIX-} root=${PIP_ROOT-}" >>'))
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv), PIP_USER="1", PIP_TARGET=str(tmp_path / "t"),
+                  PIP_PREFIX=str(tmp_path / "p"), PIP_ROOT=str(tmp_path / "r"))
+    assert run.returncode == 0, run.stderr
+    settings = " user=0 target= prefix= root="
+    assert (venv / "pip.log").read_text().splitlines() == [
+        f"-m pip install -q pip==24.2{settings}", f"-m pip install -q -e {ROOT}[test]{settings}",
+        f"-m pip check{settings}"]
+
+
 @pytest.mark.slow
 @needs_tts
 def test_the_place_of_an_environment_is_compared_as_a_physical_path(tmp_path: Path) -> None:
@@ -496,14 +516,24 @@ def test_ci_with_a_python_older_than_3_11_says_so(tmp_path: Path, python: str) -
             'echo "ModuleNotFoundError: No module named \'tomllib\'" >&2\nexit 1\n' if old else
             '#!/bin/sh\necho "pyenv: python3.12: command not found" >&2\nexit 127\n')
         Path(python).chmod(0o755)
+    env = {**os.environ, **NO_PACKAGES, "PYTHON": python, "SATE_VENV": str(tmp_path / "venv")}
     run = subprocess.run([str(ROOT / ".ci" / "run")], capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                         env={**os.environ, **NO_PACKAGES, "PYTHON": python, "SATE_VENV": str(tmp_path / "venv")})
+                         env={**env, "PATH": _pythons(tmp_path, "python3.12")})
     assert (run.returncode, run.stdout) == (1, "")
     assert run.stderr == (f".ci/run: PYTHON={python} is Python 3.10, and CI needs 3.11 or newer: set PYTHON to one "
-                          "(PYTHON=python3.11 .ci/run)\n" if old else
+                          "(PYTHON=python3.12 .ci/run)\n" if old else
                           f".ci/run: PYTHON={python} does not run here: set PYTHON to a Python 3.11 or newer "
-                          "(PYTHON=python3.11 .ci/run)\n")
+                          "(PYTHON=python3.12 .ci/run)\n")
     assert not (tmp_path / "venv").exists()
+    # hand31i: with none on the PATH it advised "(PYTHON=python3.11 .ci/run)", the very PYTHON that did not run
+    (tmp_path / "pythons").rename(tmp_path / "gone")
+    for i, given in enumerate((python, "python3.11")):
+        run = subprocess.run([str(ROOT / ".ci" / "run")], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                             env={**env, "PYTHON": given, "PATH": _pythons(tmp_path, None)})
+        assert run.returncode == 1 and run.stderr.endswith(
+            "(none is on the PATH: install one, e.g. sudo apt-get install python3.11 python3.11-venv on Ubuntu "
+            "22.04, and run PYTHON=python3.11 .ci/run, its name or path)\n"), run.stderr
+        (tmp_path / "pythons").rename(tmp_path / f"gone-{i}")
 
 
 @pytest.mark.slow

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sate import layout
-from sate.data.audio import audio_blocks, read_segment, wav_info
+from sate.data.audio import audio_blocks, audio_name, read_segment, wav_info
 from sate.data.cmvn_record import require_cmvn
-from sate.data.features import compute_fbank
+from sate.data.features import FRAME_SHIFT_MS, compute_fbank
 from sate.data.manifest import check_split_names, manifest_splits, read_manifest
 from sate.data.marian_vocab import MarianVocab
 from sate.data.vocab import Vocabulary, load_source_vocabulary, load_vocabularies, vocabulary_kind
@@ -44,7 +44,7 @@ from sate.decode.pack import (
     training_cmvn,
 )
 from sate.decode.vad import MAX_SEGMENT
-from sate.errors import DefaultsShown, SateError, one_line
+from sate.errors import DefaultsShown, SateError, address_space_limit, one_line, out_of_memory
 from sate.files import (
     check_distinct,
     check_journal_place,
@@ -57,7 +57,7 @@ from sate.files import (
     require_directory,
     require_file,
 )
-from sate.numbers import real_number, whole_number
+from sate.numbers import is_number, real_number, whole_number
 from sate.targets import check_output, check_own_files, dir_name, file_name, read_name
 
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
@@ -276,6 +276,35 @@ def run_locality(args: argparse.Namespace) -> int:
         return _locality(args, models, normalisers, speech_vocabs, text_vocabs, device)
 
 
+# Rows longer than this are long for self-attention's memory, which grows with the square of a row's length: the
+# 30-s window of Whisper, past every utterance of a speech-translation corpus's segments
+LONG_ROW = 30.0
+
+
+def _too_long(args: argparse.Namespace, am: Any, row: dict, frames: int, device: Any) -> str:
+    """The line for a speech model that ran out of memory on the split: its longest row named, with advice that can
+    be followed. Over a split of whole recordings (a Kaldi directory without `segments`) the line was the CLI's "give
+    it less at once (smaller inputs or batches)", which did nothing at `--batch-size 1`, the default (hand31n). Where
+    the rows are short already, cutting them does nothing either: the model is what does not fit (review32k)."""
+    seconds = row.get("duration") if is_number(row.get("duration")) else frames * FRAME_SHIFT_MS / 1000
+    lasts = f"lasts {seconds:,.1f} s ({frames:,} frames)"
+    batch = "give --batch-size 1 (one row at a time; it was " \
+        f"{args.batch_size}), or " if args.batch_size > 1 else ""
+    said = (f"out of memory encoding {args.split} of {one_line(str(args.data))} with {one_line(am.name)} on "
+            f"{device}: its longest row, {one_line(str(row.get('id')))}, {lasts}")
+    if seconds > LONG_ROW:
+        return (f"{said}, and self-attention's memory grows with the square of a row's length; {batch}analyse rows "
+                "cut into segments of a few seconds (a Kaldi `segments` file for `sate prep`: docs/data.md)")
+    if device.type != "cpu":
+        return (f"{said}, short already: the model and its activations need more memory than {device} has free; "
+                f"{batch}give --device cpu (the machine's memory; slower), or free the GPU of other processes")
+    limit = address_space_limit()
+    what, fix = ("the machine could give", "free memory (other processes), or run it on a machine with more") if \
+        limit is None else (f"a memory limit allows (ulimit -v: {limit // 2**20:,} MiB of address space)",
+                            "raise or lift the limit")
+    return f"{said}, short already: the model and its activations need more memory than {what}; {batch}{fix}"
+
+
 def _locality(args: argparse.Namespace, models: list, normalisers: dict, speech_vocabs: dict, text_vocabs: dict,
               device: Any) -> int:
     """`run_locality` once its inputs are checked and its folder held: the localness of each model, written."""
@@ -303,7 +332,13 @@ def _locality(args: argparse.Namespace, models: list, normalisers: dict, speech_
         if not keep:
             raise SateError(f"{args.data / args.split}.jsonl: no utterance to analyse for {am.path}")
         batches = locality.length_sorted_batches(Subset(dataset, keep), sizes, args.batch_size)
-        means = locality.model_localness(am.model, batches, args.window, device)
+        try:
+            means = locality.model_localness(am.model, batches, args.window, device)
+        except (MemoryError, RuntimeError) as err:
+            if am.task == "mt" or not out_of_memory(err):
+                raise
+            raise SateError(_too_long(args, am, dataset.rows[keep[max(range(len(keep)), key=sizes.__getitem__)]],
+                                      max(sizes), device)) from None
         top = max((layer for (encoder, layer) in means if encoder == "acoustic"), default=None)
         ctc = ctc_layer(am, top)
         rows += [locality.LayerLocalness(one_line(am.name), am.task, encoder, layer, value, count,  # a name of bytes
@@ -493,7 +528,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     att = sub.add_parser("attention", formatter_class=fmt, help="cross-attention heatmap of one utterance",
                          description="A PNG heatmap of the decoder's cross-attention for one utterance: greedy "
                                      "output tokens against encoder positions labelled with CTC-aligned tokens.")
-    att.add_argument("audio", type=read_name, nargs="?", default=None, metavar="FILE",
+    att.add_argument("audio", type=audio_name, nargs="?", default=None, metavar="FILE",
                      help="an audio file analysed as one utterance (instead of --utt)")
     att.add_argument("--model", type=read_name, required=True,
                      help="model file or model directory (st, mt, hybrid asr)")

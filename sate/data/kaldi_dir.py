@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
+from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples, url_refusal
 from sate.data.manifest import read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
@@ -66,6 +66,9 @@ def audio_paths(path: Path) -> dict[str, tuple[int, Path]]:
         if re.search(r"\.ark:\d+$", value):
             raise SateError(f"{where}: {rec} is an offset into an ark ({shown(value)}); convert the recordings to "
                             "audio files (wav, flac) and list their paths")
+        url = url_refusal(value)  # said as written: a Path collapses its //
+        if url is not None:
+            raise SateError(f"{where}: {url}")
         paths[rec] = (lineno, Path(value))
     return paths
 
@@ -108,15 +111,18 @@ def _no_scp(directory: Path) -> str:
 def check_relative_found(path: Path, scp: Path, lineno: int) -> None:
     """A relative wav.scp path is read from the current directory, as Kaldi reads it (from the recipe's root, where
     `data/train/wav.scp` names `wav/x.wav`): run elsewhere it was "audio file is missing", saying neither from where
-    it was looked for nor where it is (24th hostile pass). Where the path is there from a folder holding the Kaldi
-    directory, that folder is named as the one to run `sate prep` from."""
+    it was looked for nor where it is (24th hostile pass). Where the path is there from the Kaldi directory or a
+    folder holding it, that folder is named as the one to run `sate prep` from: a directory written by hand with its
+    audio inside it (`audio/x.wav` beside `wav.scp`) was "audio file is missing" alone (32nd hostile pass)."""
     if path.is_absolute() or os.path.lexists(path):
         return
-    for folder in Path(os.path.abspath(scp)).parent.parents:
+    directory = Path(os.path.abspath(scp)).parent
+    for folder in (directory, *directory.parents):
         if os.path.isfile(folder / path):
+            what = "the Kaldi directory itself" if folder == directory else "the Kaldi recipe's root"
             raise SateError(f"{scp}:{lineno}: {path}: no such audio file from the current directory ({os.getcwd()}),"
                             f" from which Kaldi reads a relative path; it is there from {folder}: run `sate prep` "
-                            "in that folder (the Kaldi recipe's root), giving --kaldi-dir and --out from there")
+                            f"in that folder ({what}), giving --kaldi-dir and --out from there")
 
 
 # ESPnet's speech-translation recipes (egs/must_c/st1's local/divide_lang.sh) split a pair's data directory

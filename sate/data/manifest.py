@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from sate.data.audio import MAX_SECONDS, SPEED_RANGE
+from sate.data.audio import MAX_SECONDS, SPEED_RANGE, url_refusal
 from sate.errors import SateError, one_line, shown
 from sate.files import (
     SNIFF,
@@ -168,10 +168,28 @@ def check_sentences(path: Path, lines: list[str], wanted: str) -> None:
 def trailing_blank_lines(texts: Iterable[tuple[Path, list[str]]], count: int) -> str:
     """What to add to a corpus's "line counts differ" refusal where a text file holds ``count`` lines, the segment
     list's count, but for blank lines at its end (an editor's, `echo >> FILE`), which count as segments' texts: the
-    counts alone did not say so (28th hostile pass, MuST-C; 30th, Augmented LibriSpeech)."""
-    blank = [f"{path.name} ends with {n} blank line(s)" for path, lines in texts
-             if (n := len(lines) - len("\n".join(lines).rstrip().split("\n"))) and len(lines) - n == count]
-    return f"; {', '.join(blank)}, each read as a segment's text: remove them" if blank else ""
+    counts alone did not say so (28th hostile pass, MuST-C; 30th, Augmented LibriSpeech). Blank lines elsewhere that
+    make the difference (an editor's at the top) are named by number: "dev.de 5 lines" alone did not say which (32nd).
+    """
+    blank, inside = [], False
+    for path, lines in texts:
+        numbers = [k for k, line in enumerate(lines, start=1) if not line.strip()]
+        trailing = len(lines) - len("\n".join(lines).rstrip().split("\n"))
+        if trailing and len(lines) - trailing == count:
+            blank.append(f"{path.name} ends with {trailing} blank line(s)")
+        elif numbers and len(lines) - len(numbers) == count:
+            at = ", ".join(map(str, numbers[:5])) + (", ..." if len(numbers) > 5 else "")
+            blank.append(f"{path.name} holds {len(numbers)} blank line(s) ({'line' if len(numbers) == 1 else 'lines'} "
+                         f"{at})")
+            inside = True
+    if not blank:
+        return ""
+    # A blank line inside a text may be a segment's own empty text: "remove them", followed where one was and a line
+    # elsewhere was broken in two, made the counts agree and shifted every reference after it, exit 0 (review32d).
+    return (f"; {', '.join(blank)}, each read as a segment's text: " +
+            ("remove those that are no segment's, keeping a blank line that is a segment's empty text (then a line "
+             "elsewhere is broken or missing: compare the file with the other text line by line)" if inside else
+             "remove them"))
 
 
 def other_line_ends(texts: Iterable[tuple[Path, list[str]]], count: int) -> str:
@@ -184,9 +202,12 @@ def other_line_ends(texts: Iterable[tuple[Path, list[str]]], count: int) -> str:
         text = "\n".join(lines)
         for brk, name in LINE_BREAKS.items():
             if len(lines) < count and brk in text and len(re.split(f"\n|{brk}", text.rstrip(brk))) == count:
-                convert = f"tr '\\r' '\\n' < {path.name} > {path.name}.lf && mv {path.name}.lf {path.name}" \
-                    if brk == "\r" else "replace each by \\n"
-                found.append(f"{path.name} ends its lines with {name}, not \\n, so it reads as {len(lines)} line(s): "
+                # `tr` alone, of a CRLF text where one line ends with \r alone, made every \r\n two line breaks
+                # (review32d): a \r before \n goes first
+                convert = (f"sed 's/\\r$//' {path.name} | tr '\\r' '\\n' > {path.name}.lf && mv {path.name}.lf "
+                           f"{path.name}") if brk == "\r" else "replace each by \\n"
+                ends = f"lines with {name} alone" if brk == "\r" else f"its lines with {name}"
+                found.append(f"{path.name} ends {ends}, not \\n, so it reads as {len(lines)} line(s): "
                              f"convert it ({convert})")
                 break
     return f"; {'; '.join(found)}" if found else ""
@@ -388,6 +409,9 @@ def read_manifest(path: str | Path) -> list[dict]:
             raise SateError(f"{path}:{lineno}: id {shown(row['id'])} is also the id of line {seen[row['id']]}; ids "
                             "must be unique")
         seen[row["id"]] = lineno
+        url = None if os.path.lexists(path.parent / row["audio"]) else url_refusal(row["audio"])
+        if url is not None:  # as written: joined to the manifest's folder, it was a file missing since prep (review32u)
+            raise SateError(f"{path}:{lineno}: {url}")
         if not os.path.isabs(row["audio"]) and target is None:
             row["audio"] = os.path.abspath(path.parent / row["audio"])
         elif not os.path.isabs(row["audio"]):

@@ -49,6 +49,10 @@ def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stre
     print(f"{result.split}: {size}, {hours:.2f} h{only}", file=out)
     for reason, count in sorted(result.dropped.items()):  # a doubled segment's two rows are dropped together
         print(f"{result.split}: dropped {count} {'row(s)' if doubled else 'segment(s)'}: {reason}", file=out)
+    if result.carriage_returns:
+        ids = result.carriage_returns
+        print(f"{result.split}: read a carriage return (\\r) inside the text of {len(ids)} segment(s) as a space (a "
+              f"line break left inside a line): {', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''}", file=out)
     for reason, ids in sorted(result.flagged.items()):
         shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
         print(f"{result.split}: kept {len(ids)} segment(s) with {reason} (never dropped outside training splits, "
@@ -208,6 +212,12 @@ def other_corpus_note(out: Path, results: list[SplitResult]) -> str | None:
             "them or prepare into a new directory")
 
 
+def _bound(option: str, value: float, given: float | None) -> str:
+    """A duration bound as a message names it, a default said as one: "--min-duration 0.1 and --max-duration 0.05" of
+    a command that gave --max-duration alone named an option not given (32nd hostile pass)."""
+    return f"{option} {value}" + (" (its default)" if given is None else "")
+
+
 def run(args: argparse.Namespace) -> int:
     # a split kept whole is told of its rows outside the range only where the range was given: by default LibriSpeech's
     # dev-clean (utterances over 30 s) was, with nothing for the user to do (28th hostile pass, review)
@@ -215,7 +225,8 @@ def run(args: argparse.Namespace) -> int:
     low = MIN_DURATION if args.min_duration is None else args.min_duration
     high = MAX_DURATION if args.max_duration is None else args.max_duration
     if not 0 <= low <= high:
-        raise SateError(f"--min-duration {low} and --max-duration {high} must satisfy 0 <= min <= max")
+        raise SateError(f"{_bound('--min-duration', low, args.min_duration)} and "
+                        f"{_bound('--max-duration', high, args.max_duration)} must satisfy 0 <= min <= max")
     check_output(args.out, "data")
     check_journal_place([real_path(args.out)])
     results = read_corpus(args, RowFilter(low, high, given))

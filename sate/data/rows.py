@@ -6,6 +6,7 @@ through one `RowFilter`; `sate.data.prep` is the command that picks a reader and
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,8 @@ class SplitResult:
     # the audio slices of the dropped rows, by reason: a doubled split (Augmented LibriSpeech's Google Translate rows)
     # drops a segment's two rows, so its rows are not its segments
     dropped_slices: dict[str, set[tuple[str, float, int]]] = field(default_factory=dict)
+    # the ids of rows whose text held a carriage return inside a line, read as a space (`RowFilter.add`)
+    carriage_returns: list[str] = field(default_factory=list)
 
     def dropped_count(self, reason: str) -> str:
         """How many rows ``reason`` dropped, as ``6``, or ``6 rows of 3 segments`` where they read fewer slices."""
@@ -41,6 +44,18 @@ def audio_info(path: Path, where: str) -> WavInfo:
         return wav_info(path)
     except SateError as err:
         raise SateError(f"{where}: {err}") from None
+
+
+STRAY_CR = re.compile(r"[ \t]*\r[\r \t]*")
+
+
+def without_carriage_returns(text: str) -> str:
+    """``text`` with each carriage return inside it, and the blanks around it, read as one space. A CRLF text whose
+    lines were joined at their ``\\n`` alone (a translation's two lines made one) kept the ``\\r`` in `tgt`
+    ("Zeile\\r zweite"), exit 0: a reference holding a control character that no hypothesis writes, and a piece of the
+    target vocabulary (hand31m, left; 32nd hostile pass). A ``\\r`` is a line break, never a text's content; where a
+    line ends with one, `read_text_lines` stripped it with the line end."""
+    return STRAY_CR.sub(" ", text) if "\r" in text else text
 
 
 def is_training_split(name: str) -> bool:
@@ -65,6 +80,9 @@ class RowFilter:
     def add(self, result: SplitResult, seg_id: str, audio: Path, offset: float, n_samples: int, speaker: str,
             src: str, tgt: str | None) -> None:
         """One segment of `n_samples` 16 kHz samples at `offset` s of `audio`; `tgt` None: no translation."""
+        broken = "\r" in src or (tgt is not None and "\r" in tgt)
+        if broken:
+            src, tgt = without_carriage_returns(src), None if tgt is None else without_carriage_returns(tgt)
         src = src.strip()
         tgt = None if tgt is None else tgt.strip()
         row = {"id": seg_id, "audio": str(real_path(audio)), "offset": offset, "duration": n_samples / SAMPLE_RATE,
@@ -96,4 +114,6 @@ class RowFilter:
             problems.append(outside)
         for problem in problems:
             result.flagged.setdefault(problem, []).append(seg_id)
+        if broken:
+            result.carriage_returns.append(seg_id)
         result.rows.append(row)

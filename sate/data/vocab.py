@@ -21,7 +21,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, islice
 from pathlib import Path
 
@@ -114,6 +114,8 @@ class Vocabulary:
             raise SateError(f"{token_list}:{line}: token list does not match {spm_model} "
                             f"({len(self.tokens)} tokens, the model implies {len(expected)})")
         self.sos_eos_id = len(self.tokens) - 1
+        self.clean = AS_NMT_NFKC if plain_nfkc(self.sp) else None  # as the model's text was before training
+
 
     @classmethod
     def load(cls, data_dir: str | Path, side: str) -> Vocabulary:
@@ -129,11 +131,13 @@ class Vocabulary:
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` (no ``<sos/eos>``: the model adds it)."""
         check_texts(text)
-        return [i + 1 for i in self.sp.encode(text)]
+        return [i + 1 for i in self.sp.encode(text if self.clean is None else text.translate(self.clean))]
 
     def encode_many(self, texts: list[str]) -> list[np.ndarray]:
         """`encode` of many sentences in one SentencePiece call (it batches in C++)."""
         check_texts(texts, many=True)
+        if self.clean is not None:
+            texts = [text.translate(self.clean) for text in texts]
         return [np.asarray(ids, dtype=np.int64) + 1 for ids in self.sp.encode(texts)]
 
     def prepare(self, text: str) -> str:
@@ -237,32 +241,71 @@ def normalization_rule(sentences: Sequence[str]) -> str:
     punctuation into ASCII: the model wrote "," "?" ":" for "，" "？" "：", and a perfect translation scored BLEU 43.7
     against its reference (28th hostile pass); a text of an unspaced script (Chinese, Japanese) is trained with
     ``identity``, so the model writes what it read. Other text keeps ``nmt_nfkc``: a German TED text with "…" or a
-    no-break space in a few lines in a hundred trains as before (a share of NFKC-changed lines switched it, and
-    tabs, no-break spaces and soft hyphens became pieces). Its first `ORDER_LINES` lines tell, in a fraction of a
-    second."""
-    return "identity" if unspaced(sentences[:ORDER_LINES]) else "nmt_nfkc"
+    no-break space in a few lines in a hundred trains as before (a share of NFKC-changed lines switched it:
+    no-break spaces and soft hyphens became pieces, tabs <unk>). Its first `ORDER_LINES` lines tell, in a fraction of
+    a second. A text that joins its words' parts with a zero-width non-joiner (Persian, MuST-C's En-Fa:
+    "می\\u200cخواهم") in a tenth of its lines or more is trained with plain ``nfkc``: ``nmt_nfkc`` read U+200C as a
+    space, so the model wrote "می خواهم", two words where the reference holds one (32nd hostile pass); what else
+    ``nmt_nfkc`` reads as a space or drops is read so first (`AS_NMT_NFKC`)."""
+    lines = sentences[:ORDER_LINES]
+    if unspaced(lines):
+        return "identity"
+    return "nfkc" if 10 * sum(JOINED.search(line) is not None for line in lines) >= max(len(lines), 1) else "nmt_nfkc"
 
 
-def folding_note(data_dir: Path, manifest: Path) -> str | None:
+JOINED = re.compile(r"\w\u200c\w")  # a zero-width non-joiner inside a word, as Persian writes them (nmt_nfkc keeps ZWJ)
+# What SentencePiece's nmt_nfkc reads as a space, or drops, where its plain nfkc keeps it (every code point compared,
+# sentencepiece 0.2.0), less U+200C, the one a Persian text needs kept: a text trained with plain nfkc is cleaned of
+# them before training and before each encoding, as nmt_nfkc would, so that a tab inside a Persian translation is a
+# space, not a character SentencePiece makes no piece of (<unk>, " ⁇ " in the output), and a stray control character,
+# U+200B, a bidi mark, a byte-order mark or U+FFFD is not a piece of its own (review32d). U+FF5E, which nfkc folds to
+# "~" and nmt_nfkc keeps, is the one difference left.
+NMT_SPACES = "\t\n\x0c\r\u1680\u200b\u200e\u200f\u2028\u2029\u2581\ufeff\ufffd"
+NMT_DROPPED = "".join(map(chr, [*range(0x01, 0x09), 0x0b, *range(0x0e, 0x20), 0x7f, 0x8f, 0x9f]))
+AS_NMT_NFKC = str.maketrans({**dict.fromkeys(NMT_SPACES, " "), **dict.fromkeys(NMT_DROPPED)})
+
+
+def plain_nfkc(sp: spm.SentencePieceProcessor) -> bool:
+    """Does the model normalise with plain ``nfkc`` (keeps U+200C, folds the ligature "ﬁ"), the rule a Persian
+    text trains with (`normalization_rule`)? nmt_nfkc reads U+200C as a space; identity folds nothing."""
+    return "\u200c" in sp.normalize("a\u200cb") and "fi" in sp.normalize("\ufb01")
+
+
+def target_rule(rows: Iterable[dict], mt_files: Sequence[tuple[Path, Path]]) -> str:
+    """The target side's `normalization_rule`, of the first `ORDER_LINES` translations of the text SentencePiece's is
+    sampled from: the manifest's, then the MT text's. `folding_note` asks it the same: it read the manifest alone, so
+    a Persian corpus whose MT text spaces its words' parts trained with nmt_nfkc, was called older at every run, and
+    its advice, followed, trained the same model (review32d)."""
+    texts = chain((str(row.get("tgt") or "") for row in rows), (pair.tgt for pair in read_pairs(mt_files)))
+    return normalization_rule(list(islice(texts, ORDER_LINES)))
+
+
+def folding_note(data_dir: Path, manifest: Path, mt_files: Sequence[tuple[Path, Path]] = ()) -> str | None:
     """A note where the target vocabulary, up to date, folds full-width punctuation that its text, Chinese or
     Japanese, is written with: `sate vocab` before the 28th pass trained every text with SentencePiece's NFKC, and
     its record holds no rule, so such a data directory stayed "up to date" with a model that writes "," for "，"
-    (review28z). It is not retrained unasked: experiments trained on it read it."""
-    texts = []
+    (review28z); so with a Persian text's zero-width non-joiners, before the 32nd. It is not retrained unasked:
+    experiments trained on it read it. The rule is `target_rule`'s, of the manifest and ``mt_files``, as training's."""
+    rows = []
     try:
-        with manifest.open(encoding="utf-8") as rows:
-            for line in islice(rows, ORDER_LINES):
+        with manifest.open(encoding="utf-8") as lines:
+            for line in islice(lines, ORDER_LINES):
                 row = json.loads(line) if line.strip() else {}
-                texts.append(str(row.get("tgt", "")) if isinstance(row, dict) else "")
-        if normalization_rule(texts) != "identity":
+                rows.append(row if isinstance(row, dict) else {})
+        rule = target_rule(rows, mt_files)
+        if rule == "nmt_nfkc":
             return None
         model = data_dir / layout.spm_model("tgt")
-        if "，" in spm.SentencePieceProcessor(model_file=str(model)).normalize("，"):
+        probe, kept = ("，", "，") if rule == "identity" else ("a\u200cb", "\u200c")
+        if kept in spm.SentencePieceProcessor(model_file=str(model)).normalize(probe):
             return None
-    except (OSError, ValueError, RuntimeError):  # the note is a courtesy: an unreadable file says nothing here
+    except (OSError, ValueError, RuntimeError, SateError):  # a courtesy: an unreadable file says nothing here
         return None
-    return (f"note: {one_line(str(model))} writes full-width punctuation ('，' '？' '：') as ASCII, which its "
-            "Chinese or Japanese references keep ('sate vocab' before the twenty-eighth pass folded it); remove "
+    what, before = (("full-width punctuation ('，' '？' '：') as ASCII, which its Chinese or Japanese references keep",
+                     "twenty-eighth") if rule == "identity" else
+                    ("a zero-width non-joiner inside a word (U+200C, as Persian writes its words' parts) as a space, "
+                     "which its references keep", "thirty-second"))
+    return (f"note: {one_line(str(model))} writes {what} ('sate vocab' before the {before} pass folded it); remove "
             f"{one_line(str(data_dir / layout.VOCAB_META))} and run sate vocab again to train one that keeps it, "
             "then train again the models that read the old one")
 
@@ -272,6 +315,8 @@ def train_spm(sentences: Sequence[str], size: int, option: str, sampled: str = "
     process (`sate.data.spm_child`) so that a signal ends the command at once. ``sampled``: what a failure adds when
     the text was a sample (`--sample-size 3` failed naming only the size option, fifteenth hostile pass); ``rule``:
     SentencePiece's normalisation (`normalization_rule`)."""
+    if rule == "nfkc":  # as `Vocabulary` encodes
+        sentences = [s.translate(AS_NMT_NFKC) for s in sentences]
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         raise SateError(f"{option}: no training text")
@@ -457,13 +502,42 @@ def check_marian_pair(hub: Path, manifest: Path) -> None:
     print(f"note: {line}: if its translations are {lang}, give the opus-mt-en-{lang} model", file=sys.stderr)
 
 
+def no_train(manifest: Path, marian: bool = False) -> Callable[[], str]:
+    """For `require_file`: a data directory without ``train.jsonl``, with the splits it holds. "run `sate prep` first"
+    alone, of a directory prepared with `--splits dev` (or of extra ASR splits alone), was advice that, followed as the
+    prep had been run, failed again (32nd hostile pass). Where every split held is transcripts only (a Kaldi or
+    LibriSpeech split), `--splits train` of that corpus is refused in turn: a translated corpus's train is asked for;
+    ``marian``: train's text does not make the Marian vocabulary, it checks the model's pair (review32d)."""
+    def say() -> str:
+        what = ("`sate vocab --marian` reads the train split's translations to check the model's language pair and "
+                "pick the tokens CTC spells with" if marian else "the vocabularies are made of the train split's text")
+        held = sorted(manifest.parent.glob("*.jsonl")) if manifest.parent.is_dir() else []
+        if held and all(_transcripts_only(path) for path in held):
+            advice = (f"the splits held have transcripts only: prepare a translated corpus, MuST-C or Augmented "
+                      f"LibriSpeech, as {TRAIN_SPLIT} into this directory")
+        else:
+            advice = f"run `sate prep` with {TRAIN_SPLIT} among --splits, or without --splits"
+        return missing_split(manifest, f"{manifest}: file is missing: {what} ({advice})")()
+    return say
+
+
+def _transcripts_only(manifest: Path) -> bool:
+    """Does the manifest's first row hold no translation (``tgt`` null: a Kaldi or LibriSpeech split)?"""
+    try:
+        with manifest.open(encoding="utf-8") as rows:
+            row = json.loads(rows.readline() or "{}")
+    except (OSError, ValueError):
+        return False
+    return isinstance(row, dict) and "tgt" in row and row["tgt"] is None
+
+
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     if args.joint is not None or args.src_size is not None or args.tgt_size is not None or args.mt_text \
             or args.src_splits:
         raise SateError("--marian uses the Marian model's vocabulary: --src-size, --tgt-size, --joint, --mt-text "
                         "and --src-splits do not apply")
     check_near_data(args.data)
-    require_file(manifest, "a manifest", f"{manifest}: file is missing (run `sate prep` first)")
+    require_file(manifest, "a manifest", no_train(manifest, marian=True))
     hub: Path = args.marian
     if not hub.is_dir():
         raise SateError(f"--marian {hub}: not a directory (download the model first: docs/models.md)")
@@ -513,7 +587,7 @@ def _run(args: argparse.Namespace) -> int:
     extra = source_manifests(data_dir, args.src_splits)
     mt_files = [path for pair in args.mt_text for path in pair]
     check_near_data(data_dir)
-    require_file(manifest, "a manifest", f"{manifest}: file is missing (run `sate prep` first)")
+    require_file(manifest, "a manifest", no_train(manifest))
     for path in mt_files:
         why = not_a_text_file(path)
         if why is not None:
@@ -525,7 +599,7 @@ def _run(args: argparse.Namespace) -> int:
     outputs = [data_dir / name for side in SIDES for name in (layout.spm_model(side), layout.token_list(side))]
     if _up_to_date(meta_path, meta, outputs):
         print(f"{one_line(str(data_dir))}: vocabularies up to date")
-        folded = folding_note(data_dir, manifest)
+        folded = folding_note(data_dir, manifest, [tuple(pair) for pair in args.mt_text])
         if folded is not None:
             print(folded, file=sys.stderr)
         return 0
@@ -552,11 +626,12 @@ def _run(args: argparse.Namespace) -> int:
                   "(another language?); its words train the source vocabulary, which CTC spells English with",
                   file=sys.stderr)
         src += [row["src_norm"] for row in extra_rows]  # source side only
+    rule = target_rule(rows, [tuple(pair) for pair in args.mt_text])  # as `folding_note` asks it
     if "joint" in sizes:  # the target's rule, as --tgt-size would have it (src_norm is NFKC already: either keeps it)
-        models = dict.fromkeys(SIDES, train_spm(src + tgt, sizes["joint"], _OPTION["joint"], sampled,
-                                                normalization_rule(tgt)))
+        models = dict.fromkeys(SIDES, train_spm(src + tgt, sizes["joint"], _OPTION["joint"], sampled, rule))
     else:
-        models = {side: train_spm(text, sizes[side], _OPTION[side], sampled, normalization_rule(text))
+        models = {side: train_spm(text, sizes[side], _OPTION[side], sampled,
+                                  rule if side == "tgt" else normalization_rule(text))
                   for side, text in (("src", src), ("tgt", tgt))}
     contents: dict[Path, bytes] = {}
     sizes_now = {}

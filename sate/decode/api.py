@@ -25,9 +25,6 @@ import functools
 import inspect
 import itertools
 import os
-import re
-import urllib.parse
-import urllib.request
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import asdict, dataclass
@@ -38,7 +35,16 @@ import numpy as np
 import torch
 
 from sate import layout
-from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, audio_blocks, list_residue, num_frames, to_mono_16k
+from sate.data.audio import (
+    MIN_SAMPLES,
+    PYTHON_DOWNLOAD,
+    SAMPLE_RATE,
+    audio_blocks,
+    list_residue,
+    num_frames,
+    to_mono_16k,
+    url_refusal,
+)
 from sate.data.features import NUM_MEL_BINS, compute_fbank
 from sate.data.whisper_mel import beyond_window
 from sate.decode import api_args as args
@@ -205,26 +211,6 @@ def _refuse_line_ends(name: str) -> None:
     residue = list_residue(name)
     if residue is not None and not residue.shell:
         raise SateError(one_line(f"{name}: no such file{residue.hint}"))
-
-
-URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:/")  # scheme:// (a Path's, as `sate translate` gives it, collapsed to :/)
-
-
-def _refuse_url(name: str) -> None:
-    """Refuse a URL given as an input's name, saying what to give: a notebook's `translate(["https://.../a.wav"])` was
-    "https:/.../a.wav: no such file (relative to the current directory ...)", the name not as given (the path
-    collapsed its //) and no word that sate reads local files only (thirty-first hostile pass). A local file or
-    folder of that name (a folder "https:") is read as before."""
-    if not URL.match(name) or os.path.lexists(name):  # a drive letter (c:/) is no scheme of two letters
-        return
-    scheme = name.split(":", 1)[0].lower()
-    if scheme == "file":
-        path = urllib.request.url2pathname(urllib.parse.urlparse(name).path)
-        there = "" if os.path.lexists(path) else ", which is not there either"
-        raise SateError(one_line(f"{name}: a file:// URL, not a file's path: give its path ({path}{there})"))
-    how = " (urllib.request.urlretrieve(url, name), or curl -o NAME URL)" if scheme in ("http", "https", "ftp") else ""
-    raise SateError(one_line(f"{name}: a URL, not a file: sate reads local files; download it first{how} and give "
-                             "the file"))
 
 
 SLACK = SAMPLE_RATE // 1000  # samples a segment may lack at the file's end: a resampled file's length, rounded
@@ -485,7 +471,9 @@ class SpeechTranslator:
                             "split on newlines where find -print0 wrote NUL-separated ones?)")
         if isinstance(source, str | Path):
             _refuse_line_ends(str(source))
-            _refuse_url(str(source))
+            url = url_refusal(str(source), PYTHON_DOWNLOAD)  # a notebook's URL, as given
+            if url is not None:
+                raise SateError(url)
         # os.path.isfile: a name too long for the file system is no file (audio_blocks names it), not an OSError
         if isinstance(source, str | Path) and os.path.isfile(source):  # read twice, block by block: any length
             spans, duration = file_segments(source, vad)

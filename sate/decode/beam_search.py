@@ -261,7 +261,8 @@ def _memory_lengths(decoder: nn.Module, memory: object, lengths: object) -> torc
     """The lengths (B,) of a memory (B, T, D) the decoder attends to, on its device, or one line saying what is wrong
     with either. The encode-once path takes them from the caller: one length for a batch of two was broadcast, the
     second utterance read to the first's length from the padding, exit 0; a length past T, a memory of one utterance
-    (T, D) or of another width were torch's size tracebacks, a list of lengths an AttributeError (hand31e)."""
+    (T, D) or of another width were torch's size tracebacks, a list of lengths an AttributeError (hand31e); a negative
+    length was called an empty encoder output (hand32k)."""
     width = decoder.decoders[0].src_attn.linear_k.in_features
     if not torch.is_tensor(memory) or memory.dim() != 3 or memory.size(-1) != width:
         got = tuple(memory.shape) if torch.is_tensor(memory) else type(memory).__name__
@@ -276,6 +277,10 @@ def _memory_lengths(decoder: nn.Module, memory: object, lengths: object) -> torc
     if lengths.is_floating_point() and not bool((lengths == lengths.round()).all()):
         raise SateError(f"memory_lengths: expected whole numbers of positions, got {lengths.tolist()}")
     lengths = lengths.to(device=memory.device, dtype=torch.long)
+    if lengths.numel() and int(lengths.min()) < 0:  # was "utterance 1 of the batch has an empty encoder output"
+        i = int(lengths.argmin())
+        raise SateError(f"memory_lengths[{i}] is {int(lengths[i])}: a length counts the memory's positions (0 to "
+                        f"{memory.size(1)})")
     if lengths.numel() and int(lengths.max()) > memory.size(1):
         i = int(lengths.argmax())
         raise SateError(f"memory_lengths[{i}] is {int(lengths[i])}, past the {memory.size(1)} positions of the memory")

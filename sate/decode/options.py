@@ -16,7 +16,7 @@ import yaml
 
 from sate.config import load_yaml_value
 from sate.errors import SateError, one_line, shown
-from sate.numbers import is_digits, is_number, plain, real_number, whole_number
+from sate.numbers import is_digits, is_int64, is_number, plain, real_number, whole_number
 from sate.settings import POSITIVE, Invalid, Section, at_least, helps, read, setting
 
 # Upper bounds, checked before anything is allocated: past them a typo (beam=10000, max_len_ratio=1e6) used
@@ -56,6 +56,13 @@ class DecodeOptions(Section):
     max_len_ratio: float = setting(1.5, "the longest output, as a ratio of the memory length (at most "
                                    f"{MAX_LEN_RATIO:g})", POSITIVE)
     nbest: int = setting(1, "hypotheses returned per utterance")
+
+    def __post_init__(self) -> None:
+        # an nbest past int64 was told "an integer from -2**63 to 2**63-1" (hand31e), where the bound that holds is
+        # the beam's; a beam past int64 is still told first, by the fields' own checks (hand32k)
+        if is_int64(self.beam) and isinstance(self.nbest, int) and not is_int64(self.nbest):
+            raise Invalid("nbest", f"must be between 1 and the beam ({self.beam}), got {shown(self.nbest)}")
+        super().__post_init__()
 
     def validate(self) -> None:
         if not 1 <= self.nbest <= self.beam:

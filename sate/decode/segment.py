@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from sate.data.audio import audio_name
 from sate.decode.output import check_not_other_output, left_as_it_was
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, no_speech, resolve_method
 from sate.errors import SateError, one_line
@@ -30,14 +31,13 @@ from sate.targets import (
     check_streams_once,
     dir_name,
     names_directory,
-    read_name,
     same_file,
     typed_path,
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", type=read_name, metavar="FILE", help="audio files")
+    parser.add_argument("files", nargs="+", type=audio_name, metavar="FILE", help="audio files")
     parser.add_argument("--out", type=_out_name, default=None,
                         help="FILE.jsonl (or a named pipe) for all inputs, or a directory that gets one "
                              "FILE_STEM.jsonl per input (when not given, or '-': stdout)")

@@ -25,7 +25,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE, audio_blocks, rechunk
+from sate.data.audio import SAMPLE_RATE, audio_blocks, audio_name, rechunk
 from sate.decode.options import add_stream_arguments, check_chunk, decode_options, parse_policy
 from sate.decode.output import text_field
 from sate.decode.vad import VadOptions, add_vad_argument, no_speech, resolve_method
@@ -256,7 +256,7 @@ def file_pieces(blocks: Iterator[np.ndarray], chunk: float, paced: bool) -> Iter
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("input", metavar="INPUT", type=read_name,
+    parser.add_argument("input", metavar="INPUT", type=audio_name,
                         help="an audio file, or - for 16 kHz mono s16le PCM on stdin")
     parser.add_argument("--model", type=read_name, required=True, help="packed ST model directory (`sate pack`)")
     add_stream_arguments(parser, "--policy", "alignatt")

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from sate.data.audio import audio_name
 from sate.decode.output import FORMATS, check_not_other_output, left_as_it_was, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
@@ -52,7 +53,7 @@ def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from sate.decode.options import add_override_arguments
 
-    parser.add_argument("files", nargs="+", type=read_name, metavar="FILE", help="audio files")
+    parser.add_argument("files", nargs="+", type=audio_name, metavar="FILE", help="audio files")
     parser.add_argument("--model", type=read_name, required=True,
                         help="packed model directory (`sate pack`): st or asr")
     parser.add_argument("--format", choices=FORMATS, default=None,

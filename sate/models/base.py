@@ -88,7 +88,10 @@ def cut_to_longest(x: torch.Tensor, lengths: torch.Tensor, names: tuple[str, str
     # (so an MT dev loss, and `encode_text` then `decode_memory`) the padding of however wide a batch it fell in
     # (thirtieth hostile pass). A batch of empty speech is refused (one padding frame is too short for the front end).
     longest = max(values)
-    if width and not x.is_floating_point():
+    if not x.is_floating_point():
+        if not width:  # a batch of empty texts alone, as `collate` pads it: (B, 0), refused as "every item of src is
+            # empty", stopped an MT run at the validation batch that "(Applause)" rows (short targets) shared (32nd)
+            x = x.new_full((x.size(0), 1, *x.shape[2:]), IGNORE_ID)
         return x[:, :max(longest, 1)], lengths.clamp(min=1)
     if longest == 0:
         raise SateError(f"every item of {data} is empty (its {length} are all 0): nothing to encode")

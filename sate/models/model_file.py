@@ -51,6 +51,7 @@ class ModelMeta(TypedDict):
     tgt_tokens: list[str]
     cmvn: NotRequired[dict[str, list[float]]]  # the global CMVN statistics it was trained with, if any
     cmvn_kind: NotRequired[str]  # a speech model's data.cmvn: global, utterance or none
+    averaged: NotRequired[dict[str, object]]  # `sate average`'s: the run, its epochs and the update it had reached
 
 
 class ModelFile(ModelMeta):
@@ -86,16 +87,20 @@ def token_sides(task: object) -> tuple[str, ...]:
 
 def save_model_file(path: str | Path, model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
                     state_dict: dict[str, torch.Tensor] | None = None,
-                    cmvn: dict[str, list[float]] | None = None, cmvn_kind: str | None = None) -> None:
+                    cmvn: dict[str, list[float]] | None = None, cmvn_kind: str | None = None,
+                    averaged: dict[str, object] | None = None) -> None:
     """Write a model file atomically (temp file + rename): a crash never leaves half a file.
 
     `state_dict` replaces the model's own weights, e.g. an average of several checkpoints; `cmvn` records the
-    statistics it was trained with, `cmvn_kind` the normalisation (a speech model's data.cmvn).
+    statistics it was trained with, `cmvn_kind` the normalisation (a speech model's data.cmvn); `averaged` what
+    `sate average` took, for `sate pack` to tell an average older than its run.
     """
     path = Path(path)
     weights = model.state_dict() if state_dict is None else state_dict
     payload = ModelFile(**model_meta(model, src_tokens, tgt_tokens, cmvn, cmvn_kind),
                         model={k: v.detach().cpu() for k, v in weights.items()})
+    if averaged is not None:
+        payload["averaged"] = averaged
     atomic_torch_save(payload, path)
 
 

@@ -52,9 +52,14 @@ class FrozenTeacher:
     def __init__(self, model: SateModel) -> None:
         self.model = model.eval().requires_grad_(False)
 
-    def on(self, device: torch.device) -> SateModel:
-        if next(self.model.parameters()).device != device:
-            self.model.to(device)
+    def on(self, device: torch.device, dtype: torch.dtype) -> SateModel:
+        """The teacher on the student's device, its floating weights in the student's dtype: under a `true`
+        precision (`trainer.precision: bf16-true`, `16-true`, `64-true`) Lightning converts the student and its
+        batches, never the teacher, whose float32 weights met bf16 features in torch's 'Input type (c10::BFloat16)
+        and bias type (float) should be the same' at the first step (32nd hostile pass)."""
+        first = next(self.model.parameters())
+        if first.device != device or first.dtype != dtype:
+            self.model.to(device=device, dtype=dtype)
         return self.model
 
 
@@ -138,7 +143,7 @@ class STModel(SateModel):
         if name not in self.teachers:
             raise SateError(f"loss.kd.{name}_weight is set but no {name.upper()} teacher is attached; "
                             "call sate.models.pretrained.load_teachers(model, ...) after building the model")
-        return self.teachers[name].on(device)
+        return self.teachers[name].on(device, self.ctc.ctc_lo.weight.dtype)
 
     def forward(self, batch: Batch) -> Stats:
         """The ST loss of a speech batch; with loss.mt_text_weight μ > 0 and an MT text batch under ``mt`` (training

@@ -244,7 +244,7 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
             raise SateError(f"{path} and {kept['path']} both hold epoch {epoch}, of different runs or updates (one "
                             "copied in from elsewhere?): move one out of the checkpoint folder")
     if not by_epoch:
-        raise SateError(f"{ckpt_dir}: no epoch checkpoints to average")
+        return _last_alone(ckpt_dir, last)
     ckpts = [by_epoch[e] for e in sorted(by_epoch)]
     count = last if last is not None else best
     if count is not None and len(ckpts) < count:  # the recipes' --average-n 10 over a config keeping 5 took 5, said
@@ -297,6 +297,45 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
               f"{len(ckpts)} epoch checkpoints are", file=sys.stderr)
     scored.sort(key=lambda c: c["sate"]["metrics"][metric], reverse=(mode == "max"))
     return sorted(scored[:best], key=lambda c: c["sate"]["epoch"])
+
+
+def _last_alone(ckpt_dir: Path, last: int | None) -> list[dict]:
+    """With no epoch checkpoint in the folder (removed to save disk), the run's latest weights, last.ckpt, are what is
+    left: `--last N` takes them, said; `--best N` is told that. It was "no epoch checkpoints to average", with no way
+    on, and `sate pack --model EXP/checkpoints/last.ckpt`'s advice (`sate average --exp EXP --last N`) failed when
+    followed (hand31c)."""
+    path = ckpt_dir / layout.LAST_CHECKPOINT
+    if not path.is_file():
+        raise SateError(f"{ckpt_dir}: no epoch checkpoints to average")
+    ckpt = {**_header(path), "path": path}
+    why = _none_written(ckpt)
+    if last is None:
+        raise SateError(f"{ckpt_dir}: holds {layout.LAST_CHECKPOINT} alone, no epoch checkpoint ({why}): none to rank "
+                        f"by --best; --last 1 writes a model file of {layout.LAST_CHECKPOINT}, the run's latest "
+                        "weights")
+    step = ckpt.get("global_step", ckpt["sate"].get("step"))
+    at = f", update {step:,}" if is_int64(step) else ""
+    print(f"sate average: note: --last {last}: {one_line(str(ckpt_dir))} holds no epoch checkpoint ({why}), only "
+          f"{layout.LAST_CHECKPOINT}: took its weights alone, the run's latest (epoch {ckpt['sate']['epoch']}{at})",
+          file=sys.stderr)
+    return [ckpt]
+
+
+def _none_written(last: dict) -> str:
+    """Why a folder holds last.ckpt and no epoch checkpoint, as its header tells: a run stopped (or still training)
+    inside its first epoch, with mid-epoch checkpoints, never wrote one, and the note said "removed?" of it (review32k).
+    An epoch checkpoint was written once the run ended an epoch, or reached trainer.max_steps (Lightning saves that
+    epoch's then); a header without `mid_epoch` (an older sate) at epoch 0 cannot tell."""
+    meta = last["sate"]
+    trainer = meta.get("train_config", {}).get("trainer") if isinstance(meta.get("train_config"), dict) else None
+    max_steps = trainer.get("max_steps") if isinstance(trainer, dict) else None
+    step = meta.get("step")
+    ended = is_int64(max_steps) and max_steps > 0 and is_int64(step) and step >= max_steps
+    if meta["epoch"] > 0 or meta.get("mid_epoch") is False or ended:
+        return "removed?"
+    if meta.get("mid_epoch") is True:
+        return "none written yet: last.ckpt was saved inside the run's first epoch, which it has not finished"
+    return "removed, or never written by a run stopped inside its first epoch?"
 
 
 def _validated_before(ckpt: dict, metric: str) -> bool:
@@ -377,8 +416,24 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
     model = built(first, names[-1])
     load_exact(model, averaged, f"the average of {len(ckpts)} checkpoints")
     save_model_file(out, model, first["src_tokens"], first["tgt_tokens"], state_dict=averaged, cmvn=first.get("cmvn"),
-                    cmvn_kind=first.get("cmvn_kind"))
+                    cmvn_kind=first.get("cmvn_kind"), averaged=_record(ckpt_dir, ckpts))
     return [c["path"] for c in ckpts]
+
+
+def _record(ckpt_dir: Path, ckpts: list[dict]) -> dict[str, object]:
+    """What an average took, for the model file: the run, its epochs, and the update the run had reached (its
+    last.ckpt's, else the newest taken). `sate pack` compares it with last.ckpt: after a resume trained on, the older
+    EXP/model.pt was packed without a word (hand31c)."""
+    steps = [c["sate"].get("step") for c in ckpts]
+    reached = max((s for s in steps if is_int64(s)), default=None)
+    run_id = ckpts[-1]["sate"].get("run_id")
+    try:
+        last = _header(ckpt_dir / layout.LAST_CHECKPOINT)["sate"]
+    except (SateError, OSError):  # none, or damaged: the run's newest is then the newest taken
+        last = {}
+    if last.get("run_id") == run_id and is_int64(last.get("step")):
+        reached = max(int(last["step"]), reached or 0)
+    return {"run_id": run_id, "epochs": [int(c["sate"]["epoch"]) for c in ckpts], "step": reached}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -194,7 +194,8 @@ class SateModule(L.LightningModule):
     # ------------------------------------------------------------------ validation
     def on_validation_epoch_start(self) -> None:
         self._val = {"wer_errors": [], "wer_words": [], "hyps": [], "refs": []}
-        self._val_batches = [0, 0]  # validation batches of a finite loss, and in all
+        # validation batches of a finite loss, in all, and of a NaN loss met while valid/bleu still took utterances
+        self._val_batches = [0, 0, 0]
         self._check_weights_finite()
 
     def _nonfinite_parameter(self) -> str | None:
@@ -213,14 +214,15 @@ class SateModule(L.LightningModule):
         raise SateError(f"the weights after update {self.global_step:,} hold NaN or infinite values ({bad}): "
                         f"training diverged; {lower_lr(self.config.optim.lr, self.faults.lr_where)}")
 
-    def _check_loss_finite(self) -> None:
+    def _check_loss_finite(self) -> tuple[int, int, int]:
         """Stop a run whose validation loss is NaN or infinite on every batch, of every rank: its weights are finite
         but out of range (optim.lr 1e30), so an ASR run trained on, exit 0, every checkpoint of NaN loss, and an
-        ST or MT run stopped in validation's greedy decoding on a line about decoding (31st hostile pass)."""
+        ST or MT run stopped in validation's greedy decoding on a line about decoding (31st hostile pass). Returns
+        the batches of a finite loss, in all, and of a NaN loss before valid/bleu's cap, over every rank."""
         counts = torch.tensor(self._val_batches, dtype=torch.float64, device=self.device)
         counts = self.trainer.strategy.reduce(counts, reduce_op="sum")
         if counts[1] == 0 or counts[0] > 0:
-            return
+            return int(counts[0]), int(counts[1]), int(counts[2])
         said = f"the validation loss is NaN or infinite on each of its {int(counts[1]):,} batch(es)"
         if not self.global_step:
             raise SateError(f"{said} before any update: {self._starting_points()} gives weights out of range")
@@ -244,7 +246,9 @@ class SateModule(L.LightningModule):
         self.log_dict({f"valid/{k}": float(v) for k, v in out.items() if k != "loss" and _is_scalar(v)},
                       sync_dist=True, batch_size=size)
         self._val_batches[1] += 1
+        limit = self.config.trainer.valid_bleu_utts
         if not bool(torch.isfinite(out["loss"]).item()):  # nothing to decode: `_check_loss_finite` says why
+            self._val_batches[2] += self.task in ("mt", "st") and len(self._val["hyps"]) < limit
             return
         self._val_batches[0] += 1
         enc = None
@@ -254,7 +258,6 @@ class SateModule(L.LightningModule):
                 hyp_words, ref_words = self.src_vocab.decode(ids).split(), self.src_vocab.decode(ref).split()
                 self._val["wer_errors"].append(editdistance.eval(hyp_words, ref_words))
                 self._val["wer_words"].append(len(ref_words))
-        limit = self.config.trainer.valid_bleu_utts
         if self.task in ("mt", "st") and len(self._val["hyps"]) < limit:
             from sate.decode.beam_search import DecodeOptions, beam_search, decode_memory
 
@@ -268,7 +271,24 @@ class SateModule(L.LightningModule):
                 self._val["refs"].append(self.tgt_vocab.decode(ref))
 
     def on_validation_epoch_end(self) -> None:
-        self._check_loss_finite()
+        finite, batches, before_bleu = self._check_loss_finite()
+        # the batches of a NaN loss are not decoded (nothing to decode): valid/wer and valid/bleu were over the others
+        # without a word, and a monitor on them could prefer an epoch whose worst batches diverged (review31t). BLEU
+        # scores the first valid_bleu_utts utterances alone: a NaN batch after them leaves it as it was (review32k).
+        # Told by the counts of every rank, not rank 0's lists.
+        limit = self.config.trainer.valid_bleu_utts
+        said = [f"valid/wer is over the other {finite:,} batch(es) alone"] if self.task in ("asr", "st") else []
+        if before_bleu:
+            said.append(f"valid/bleu scores the first {limit:,} utterance(s) (trainer.valid_bleu_utts) of the other "
+                        "batches alone")
+        elif said and self.task == "st" and limit > 0:
+            said.append(f"valid/bleu is as it would be: the first {limit:,} utterance(s) it scores "
+                        "(trainer.valid_bleu_utts) came before them")
+        if finite < batches and said and self.trainer.is_global_zero:
+            # as the skipped training batches are said (`FaultCounter`): on standard error, not into the progress bar
+            log.warning("note: the validation after update %s: the loss is NaN or infinite on %s of its %s batches, "
+                        "which are not decoded; %s", f"{self.global_step:,}", f"{batches - finite:,}", f"{batches:,}",
+                        "; ".join(said))
         # the metrics a checkpoint records are this validation's until the next: `sate average --best` ranks by them
         # only a checkpoint of this update (max_steps ending a run inside an epoch saved one after it, unvalidated)
         self._validated_step = int(self.global_step)

@@ -629,13 +629,29 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
         with ExperimentLock(exp) as lock:
             if lock.takeover:
                 print(one_line(lock.takeover_note()))
-            return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock, lr_where)
+            # a signal in the rendezvous ends the process at once (os._exit, past the clean-up below): it empties
+            # a fresh folder there too, still holding the lock (it left config.yaml; hand31t)
+            return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock, lr_where,
+                          (lambda: _remove_unused(exp, made)) if fresh else None)
     # an OS error too (a data.dir it may not read, a name too long, a full disk), and Ctrl-C or SIGTERM before
     # Lightning's fit (which ends an interrupted fit itself): the folder was left behind, empty or all but
     except (SateError, OSError, KeyboardInterrupt):
         if fresh:
             _remove_unused(exp, made)
         raise
+
+
+def _stopped(lock: Any, forget: Callable[[], None] | None) -> Callable[[], None]:
+    """What a signal in the rendezvous does before the process ends: ``forget`` (a fresh experiment's folder emptied
+    and removed) while the lock is held, so that no run starting there meanwhile loses its files, then the lock let
+    go of."""
+    def stop() -> None:
+        try:
+            if forget is not None:
+                forget()
+        finally:
+            lock.release()
+    return stop
 
 
 def _end_started_processes(trainer: Any) -> None:
@@ -720,7 +736,7 @@ def escape_lightning_lines() -> None:
 
 
 def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, num_nodes: int, callbacks: list | None,
-           lock: object, lr_where: str = "the config") -> Path:
+           lock: object, lr_where: str = "the config", forget: Callable[[], None] | None = None) -> Path:
     import lightning as L
     from lightning.pytorch.callbacks import EarlyStopping, TQDMProgressBar
     from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
@@ -875,7 +891,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     resumed_step = int(point.checkpoint["global_step"]) if point.checkpoint is not None else 0
     point.checkpoint = None
     # the rendezvous said, and stoppable (sate.train.rendezvous); a signal there lets go of the lock as it ends
-    strategy = AnnouncedDDP(on_stop=lock.release if primary else None) if world > 1 else "auto"  # type: ignore[attr-defined]
+    strategy = AnnouncedDDP(on_stop=_stopped(lock, forget) if primary else None) if world > 1 else "auto"
     trainer = L.Trainer(
         accelerator=accelerator, devices=devices, num_nodes=num_nodes, strategy=strategy, precision=precision,
         max_epochs=tconf.max_epochs, max_steps=tconf.max_steps,

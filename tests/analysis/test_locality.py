@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -637,3 +638,64 @@ def test_a_pack_is_told_as_a_pack(tmp_path: Path, prepared_data: Path, model_fil
         main(["analyze", "attention", "--help"])
     assert "the global CMVN statistics of a model file or experiment (a pack reads its own)" in " ".join(
         capsys.readouterr().out.split())
+
+
+@pytest.mark.slow  # four runs of the command: 0.5 s
+def test_out_of_memory_over_long_rows_gives_advice_that_works(tmp_path: Path, prepared_data: Path,
+                                                             model_files: dict[str, Path],
+                                                             capsys: pytest.CaptureFixture,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A split of whole recordings (a Kaldi directory without `segments`) ran the encoder out of memory, and the line
+    advised "give it less at once (smaller inputs or batches)", which does nothing at `--batch-size 1`, the default
+    (hand31n). The longest row is named, with what to do; --batch-size 1 is advised only where it was larger. Rows
+    short already (under LONG_ROW) are not told to be cut, which would do nothing either (review32k): the memory is
+    what to raise (a ulimit named where there is one), or, on a GPU, --device cpu."""
+    from sate.analysis import cli, locality
+
+    def exhausted(*_: object) -> None:
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory: you tried "
+                           "to allocate 32400000000 bytes. Error code 12 (Cannot allocate memory)")
+
+    monkeypatch.setattr(locality, "model_localness", exhausted)
+    monkeypatch.setattr(cli, "address_space_limit", lambda: None, raising=False)
+    rows = [json.loads(line) for line in (prepared_data / "dev.jsonl").read_text().splitlines()]
+    longest = max(rows, key=lambda row: row["n_frames"])
+    assert longest["duration"] < 30  # the fixture's rows are short: a split of segments
+    base = ["analyze", "locality", "--model", str(model_files["asr"]), "--data", str(prepared_data), "--split", "dev",
+            "--device", "cpu"]
+    said = (f"sate analyze: error: out of memory encoding dev of {prepared_data} with asr on cpu: its longest row, "
+            f"{longest['id']}, lasts {longest['duration']:,.1f} s ({longest['n_frames']:,} frames)")
+    batch = "give --batch-size 1 (one row at a time; it was 4), or "
+    assert main([*base, "--out", str(tmp_path / "short")]) == 2
+    assert capsys.readouterr().err == (f"{said}, short already: the model and its activations need more memory than "
+                                       "the machine could give; free memory (other processes), or run it on a "
+                                       "machine with more\n")
+    monkeypatch.setattr(cli, "address_space_limit", lambda: 2 * 2**30)
+    assert main([*base, "--batch-size", "4", "--out", str(tmp_path / "limited")]) == 2
+    assert capsys.readouterr().err == (f"{said}, short already: the model and its activations need more memory than "
+                                       "a memory limit allows (ulimit -v: 2,048 MiB of address space); " + batch +
+                                       "raise or lift the limit\n")
+    monkeypatch.setattr(cli, "LONG_ROW", longest["duration"] / 2)  # rows long for it: whole recordings
+    advice = "analyse rows cut into segments of a few seconds (a Kaldi `segments` file for `sate prep`: docs/data.md)\n"
+    long = f"{said}, and self-attention's memory grows with the square of a row's length; "
+    assert main([*base, "--out", str(tmp_path / "one")]) == 2
+    assert capsys.readouterr().err == long + advice
+    assert main([*base, "--batch-size", "4", "--out", str(tmp_path / "four")]) == 2
+    assert capsys.readouterr().err == long + batch + advice
+    assert not (tmp_path / "one").exists() or not any((tmp_path / "one").iterdir())
+
+
+def test_out_of_memory_on_a_gpu_over_short_rows_advises_the_cpu() -> None:
+    """On a GPU, rows short already out of memory: the model does not fit what the GPU has free, and `--device cpu`
+    is the way on (review32k); cutting the rows, the advice before, does nothing. No GPU needed: the line alone."""
+    import argparse
+    from types import SimpleNamespace
+
+    from sate.analysis.cli import _too_long
+
+    args = argparse.Namespace(split="dev", data=Path("data"), batch_size=1)
+    said = _too_long(args, SimpleNamespace(name="hub"), {"id": "u1", "duration": 6.0}, 600, torch.device("cuda", 0))
+    assert said == ("out of memory encoding dev of data with hub on cuda:0: its longest row, u1, lasts 6.0 s (600 "
+                    "frames), short already: the model and its activations need more memory than cuda:0 has free; "
+                    "give --device cpu (the machine's memory; slower), or free the GPU of other processes")
+    assert "segments" in _too_long(args, SimpleNamespace(name="hub"), {"id": "u1"}, 90_000, torch.device("cuda", 0))

@@ -11,9 +11,10 @@ import pytest
 import soundfile as sf
 
 from sate.data.audio import num_frames, read_segment
+from sate.data.kaldi_dir import audio_paths
 from sate.data.manifest import read_manifest
 from sate.data.text import normalize_source
-from sate.errors import shown
+from sate.errors import SateError, shown
 
 
 def test_rows_are_the_voiced_segments(run_sate, kaldi_corpus, tmp_path: Path) -> None:
@@ -293,6 +294,26 @@ def test_a_relative_wav_path_run_from_elsewhere_names_the_folder_to_run_from(run
     assert run_sate("prep", "--kaldi-dir", "data/train", "--out", "../data")[0] == 0
 
 
+def test_a_relative_wav_path_from_the_directory_itself_names_it(run_sate, kaldi_corpus, tmp_path: Path,
+                                                                monkeypatch) -> None:
+    """A Kaldi directory written by hand with its audio inside it (`audio/recA.wav` beside `wav.scp`), run from
+    elsewhere: "audio file is missing" alone, where a folder above it was named (32nd hostile pass). Named now;
+    followed, it prepares."""
+    directory, _ = kaldi_corpus
+    mine = tmp_path / "mine"
+    shutil.copytree(directory, mine)
+    shutil.copytree(directory.parent / "audio", mine / "audio")
+    scp = mine / "wav.scp"
+    scp.write_text("".join(f"{line.split()[0]} audio/{Path(line.split()[1]).name}\n"
+                           for line in scp.read_text().splitlines()))
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = run_sate("prep", "--kaldi-dir", "mine", "--out", "data")
+    assert rc == 2 and err.strip().endswith(f"it is there from {mine}: run `sate prep` in that folder (the Kaldi "
+                                            "directory itself), giving --kaldi-dir and --out from there"), err
+    monkeypatch.chdir(mine)
+    assert run_sate("prep", "--kaldi-dir", ".", "--splits", "mine", "--out", "../data")[0] == 0
+
+
 def test_the_other_corpus_note_names_only_the_replaced_corpus_s_manifests(run_sate, kaldi_corpus, tmp_path: Path,
                                                                          write_mustc) -> None:
     """The note named every other manifest as maybe of the corpus replaced (24th hostile pass, fix24d): an extra ASR
@@ -456,3 +477,13 @@ def test_a_command_that_only_cats_a_file_is_named_with_the_line_to_write(run_sat
     scp.write_text("\n".join([f'{rec} cat "$HOME/x.wav" |', *lines[1:]]) + "\n")  # the shell's to expand
     rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")
     assert rc == 2 and "convert the recordings to audio files" in err, err
+
+
+def test_a_wav_scp_naming_a_url_is_told_to_download_it(tmp_path: Path) -> None:
+    """`utt1 https://host/a.wav` in wav.scp was "https:/host/a.wav: audio file is missing" (the name as a Path
+    collapses it), no word that sate reads local files (review31z): the line and the URL as written now."""
+    (tmp_path / "wav.scp").write_text("utt1 https://host/a.wav\n")
+    with pytest.raises(SateError) as refused:
+        audio_paths(tmp_path / "wav.scp")
+    assert str(refused.value) == (f"{tmp_path}/wav.scp:1: https://host/a.wav: a URL, not a file: sate reads local "
+                                  "files; download it first (curl -o a.wav https://host/a.wav) and give the file")

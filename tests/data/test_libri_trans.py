@@ -151,8 +151,9 @@ def _missing_audio(root: Path) -> None:
      r"text: remove them$"),
     # 31st: a text whose lines end with \r alone (an old Mac editor's) read as one line, and the counts did not say why
     (lambda root: (root / "dev" / "dev.fr").write_bytes((root / "dev" / "dev.fr").read_bytes().replace(b"\n", b"\r")),
-     r"dev: line counts differ: .* dev\.fr 1 lines; dev\.fr ends its lines with a carriage return \(\\r\), not \\n, "
-     r"so it reads as 1 line\(s\): convert it \(tr '\\r' '\\n' < dev\.fr > dev\.fr\.lf && mv dev\.fr\.lf dev\.fr\)$"),
+     r"dev: line counts differ: .* dev\.fr 1 lines; dev\.fr ends lines with a carriage return \(\\r\) alone, not \\n, "
+     r"so it reads as 1 line\(s\): convert it \(sed 's/\\r\$//' dev\.fr \| tr '\\r' '\\n' > dev\.fr\.lf && "
+     r"mv dev\.fr\.lf dev\.fr\)$"),
     (_edit("dev/alignments.meta", lambda lines: lines[:2] + ["100\t2000\t1\t0.9"] + lines[3:]),
      r"dev/alignments\.meta:3: expected at least 5 whitespace-separated columns .* got 4"),
     (_edit("dev/alignments.meta", lambda lines: lines[:2] + [lines[1]]),

@@ -407,8 +407,36 @@ def test_a_model_writes_the_characters_of_its_text_as_the_text_does() -> None:
     assert normalization_rule(["Das 我 ist eine Katze mit Facebook."] * 5) == "nmt_nfkc"  # one Han word in German
 
 
-def _sentencepiece_as_before(sentences: list[str], size: int) -> bytes:
-    """The model `sate vocab` trained before the 28th pass: SentencePiece's own rule (nmt_nfkc), in process."""
+def test_a_persian_text_keeps_its_zero_width_non_joiners(data: Path) -> None:
+    """SentencePiece's nmt_nfkc read U+200C as a space: a Persian target (MuST-C's En-Fa) trained a model that wrote
+    "می خواهم", two words where every reference holds one, without a word (32nd hostile pass). A text that joins
+    words' parts so in a tenth of its lines trains with plain NFKC, and an older model is noted; German with a stray
+    joiner trains as before."""
+    from sate.data.manifest import write_manifest
+    from sate.data.vocab import folding_note, normalization_rule
+
+    zwnj = "\u200c"
+    words = [f"می{zwnj}خواهم", f"نمی{zwnj}دانم", f"کتاب{zwnj}ها", "سلام", "دنیا", "است", "و", "را"]
+    persian = [" ".join(words[(k + j) % len(words)] for j in range(5)) for k in range(24)]
+    assert normalization_rule(persian) == "nfkc"
+    model = spm.SentencePieceProcessor(model_proto=_sentencepiece_as_before(persian, 22, "nfkc"))
+    assert all(model.decode(model.encode(line)) == line for line in persian)
+    german = [f"die katze ist auf dem tisch {k}" for k in range(20)]
+    german[3] = f"auf{zwnj}lage der zeitung"  # one line in 20: a typographer's joiner
+    assert normalization_rule(german) == "nmt_nfkc"
+    rows = read_manifest(data / "train.jsonl")
+    write_manifest(data / "train.jsonl", [{**row, "tgt": persian[k % len(persian)]} for k, row in enumerate(rows)])
+    (data / "spm_tgt.model").write_bytes(_sentencepiece_as_before(persian, 22))  # as before this pass
+    note = folding_note(data, data / "train.jsonl")
+    assert note is not None and note.startswith(f"note: {data / 'spm_tgt.model'} writes a zero-width non-joiner "
+                                                "inside a word (U+200C")
+    (data / "spm_tgt.model").write_bytes(model.serialized_model_proto())
+    assert folding_note(data, data / "train.jsonl") is None
+
+
+def _sentencepiece_as_before(sentences: list[str], size: int, rule: str = "nmt_nfkc") -> bytes:
+    """The model `sate vocab` trained before the 28th pass: SentencePiece's own rule (nmt_nfkc), in process (or
+    ``rule``)."""
     import io
 
     spm.set_random_generator_seed(1)
@@ -416,8 +444,79 @@ def _sentencepiece_as_before(sentences: list[str], size: int) -> bytes:
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(sentences), model_writer=model, vocab_size=size, model_type="unigram",
         character_coverage=1.0, unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, input_sentence_size=2_000_000,
-        shuffle_input_sentence=True, num_threads=os.cpu_count() or 1, minloglevel=2)
+        shuffle_input_sentence=True, num_threads=os.cpu_count() or 1, minloglevel=2, normalization_rule_name=rule)
     return model.getvalue()
+
+
+ZWNJ = "\u200c"
+PERSIAN = [f"می{ZWNJ}خواهم", f"نمی{ZWNJ}دانم", f"کتاب{ZWNJ}ها", "سلام", "دنیا", "است", "و", "را"]
+
+
+def _persian_train(data: Path) -> list[str]:
+    """The data directory's train translations made Persian (each line with a word joined by U+200C); its lines."""
+    from sate.data.manifest import write_manifest
+
+    lines = [" ".join(PERSIAN[(k + j) % len(PERSIAN)] for j in range(5)) for k in range(24)]
+    rows = read_manifest(data / "train.jsonl")
+    write_manifest(data / "train.jsonl", [{**row, "tgt": lines[k % len(lines)]} for k, row in enumerate(rows)])
+    return lines
+
+
+@pytest.mark.slow
+def test_the_rule_and_the_note_read_the_mt_text_as_training_does(run_sate, data: Path, tmp_path: Path) -> None:
+    """A Persian corpus with --mt-text that writes its words' parts with a space: the rule was told by the training
+    text (nmt_nfkc), the note by the manifest alone, so every later run called the model "before the thirty-second
+    pass", and its advice, followed, trained the same model and the same note (review32d). Both read the same text."""
+    lines = _persian_train(data)
+    src = [row["src"] for row in read_manifest(data / "train.jsonl")]
+    en, fa = tmp_path / "mt.en", tmp_path / "mt.fa"
+    en.write_text("".join(f"{src[k % len(src)]}\n" for k in range(2_100)), encoding="utf-8")
+    fa.write_text("".join(f"{lines[k % len(lines)].replace(ZWNJ, ' ')}\n" for k in range(2_100)), encoding="utf-8")
+    argv = ("vocab", "--data", data, "--src-size", "40", "--tgt-size", "24", "--mt-text", en, fa)
+    assert run_sate(*argv)[0] == 0
+    assert ZWNJ not in Vocabulary.load(data, "tgt").sp.normalize(f"a{ZWNJ}b")  # the text it trained on: nmt_nfkc
+    rc, out, err = run_sate(*argv)
+    assert rc == 0 and "up to date" in out and "note" not in err, err
+    fa.write_text("".join(f"{lines[k % len(lines)]}\n" for k in range(2_100)), encoding="utf-8")  # joined: nfkc
+    assert run_sate(*argv)[0] == 0 and ZWNJ in Vocabulary.load(data, "tgt").sp.normalize(f"a{ZWNJ}b")
+    rc, out, err = run_sate(*argv)
+    assert rc == 0 and "up to date" in out and "note" not in err, err
+
+
+@pytest.mark.slow
+def test_a_persian_text_reads_a_tab_and_stray_controls_as_nmt_nfkc_did(run_sate, data: Path) -> None:
+    """Under plain nfkc (a Persian target) a tab inside a translation stayed a tab, which SentencePiece makes no piece
+    of: the target ids held <unk> and the model wrote " ⁇ " (review32d), and a control character, U+200B, a bidi mark
+    or a byte-order mark became a piece of its own. They are read as nmt_nfkc reads them, in training and in encoding;
+    U+200C stays."""
+    from sate.data.vocab import target_ids
+
+    lines = _persian_train(data)
+    rows = read_manifest(data / "train.jsonl")
+    stray = ["\t", "\u200b", "\u200f", "\ufeff", "\x01", "\u2028", "\x0c", "\ufffd"]
+    rows = [{**row, "tgt": row["tgt"].replace(" ", f" x{stray[k]}", 1) if k < len(stray) else row["tgt"]}
+            for k, row in enumerate(rows)]
+    from sate.data.manifest import write_manifest
+
+    write_manifest(data / "train.jsonl", rows)
+    assert run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "25")[0] == 0
+    tgt = Vocabulary.load(data, "tgt")
+    assert not any(ch in token for ch in stray for token in tgt.tokens), tgt.tokens
+    assert all(tgt.unk_id not in ids for ids in target_ids(data / "train.jsonl", rows, tgt))
+    assert tgt.decode(tgt.encode(f"{PERSIAN[0]}\t{PERSIAN[1]}\u200f")) == f"{PERSIAN[0]} {PERSIAN[1]}"
+    assert all(tgt.decode(tgt.encode(line)) == line for line in lines)  # the joiners kept
+
+
+@pytest.mark.slow
+def test_the_cleaning_of_a_plain_nfkc_text_is_nmt_nfkc_but_for_the_non_joiner() -> None:
+    """`AS_NMT_NFKC` then plain nfkc normalises every code point (between two letters) as nmt_nfkc does, but U+200C
+    (kept: Persian's) and U+FF5E (which nfkc folds to "~"), as docs/data.md says."""
+    from sate.data.vocab import AS_NMT_NFKC
+
+    nfkc, nmt = (spm.SentencePieceNormalizer(rule_name=rule) for rule in ("nfkc", "nmt_nfkc"))
+    texts = [f"a{chr(c)}b" for c in range(0x30000) if not 0xD800 <= c < 0xE000]
+    differ = [text[1] for text in texts if nfkc.normalize(text.translate(AS_NMT_NFKC)) != nmt.normalize(text)]
+    assert differ == [ZWNJ, "\uff5e"]
 
 
 def test_german_with_an_ellipsis_trains_as_before(run_sate, data: Path) -> None:
@@ -588,3 +687,44 @@ def test_the_speed_copies_as_source_text_are_refused(run_sate, data: Path) -> No
     assert rc == 2 and "--src-splits train_sp: train_sp is train's speed copies (`sate features --speed-perturb`), " \
         "whose transcripts train already gives; leave it out" in err, err
     assert ((data / "tokens_src.txt").read_bytes() if (data / "tokens_src.txt").exists() else None) == before
+
+
+def test_a_data_directory_without_train_says_which_split_makes_the_vocabularies(run_sate, corpus: Path,
+                                                                                 tmp_path: Path) -> None:
+    """"run `sate prep` first" alone, of a directory prepared with `--splits dev`: the prep had been run, and run again
+    as it was it failed again (32nd hostile pass). The split and the splits held are named."""
+    data = tmp_path / "data"
+    assert run_sate("prep", "--mustc-root", corpus, "--splits", "dev", "--out", data)[0] == 0
+    rc, _, err = run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
+    assert rc == 2 and err.strip().endswith(
+        f"{data / 'train.jsonl'}: file is missing: the vocabularies are made of the train split's text (run `sate "
+        f"prep` with train among --splits, or without --splits); {data} holds the splits dev"), err
+    assert run_sate("prep", "--mustc-root", corpus, "--splits", "train", "--out", data)[0] == 0
+    assert (data / "train.jsonl").is_file()
+
+
+
+@pytest.mark.slow
+def test_a_data_directory_of_transcripts_only_asks_for_a_translated_train(run_sate, corpus: Path,
+                                                                        tmp_path: Path) -> None:
+    """A directory holding only an extra ASR split (a Kaldi or LibriSpeech `--splits train-k`) was told to run `sate
+    prep` with train among --splits, which, followed with that corpus, is refused as transcripts only; with --marian
+    it said the vocabularies are made of train's text, which is the Marian model's (review32d)."""
+    from sate.data.manifest import write_manifest
+
+    data = tmp_path / "data"
+    assert run_sate("prep", "--mustc-root", corpus, "--splits", "dev", "--out", data)[0] == 0
+    rc, _, err = run_sate("vocab", "--data", data, "--marian", tmp_path / "opus-mt-en-de")
+    assert rc == 2 and err.strip().endswith(
+        f"{data / 'train.jsonl'}: file is missing: `sate vocab --marian` reads the train split's translations to "
+        "check the model's language pair and pick the tokens CTC spells with (run `sate prep` with train among "
+        f"--splits, or without --splits); {data} holds the splits dev"), err
+    (data / "dev.jsonl").rename(data / "train-k.jsonl")
+    write_manifest(data / "train-k.jsonl", [{**row, "tgt": None} for row in read_manifest(data / "train-k.jsonl")])
+    rc, _, err = run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
+    assert rc == 2 and err.strip().endswith(
+        f"{data / 'train.jsonl'}: file is missing: the vocabularies are made of the train split's text (the splits "
+        "held have transcripts only: prepare a translated corpus, MuST-C or Augmented LibriSpeech, as train into this "
+        f"directory); {data} holds the splits train-k"), err
+    assert run_sate("prep", "--mustc-root", corpus, "--splits", "train", "--out", data)[0] == 0
+    assert run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40", "--src-splits", "train-k")[0] == 0

@@ -556,6 +556,8 @@ def test_the_encode_once_path_refuses_lengths_that_do_not_fit_the_memory() -> No
             (memory, lengths[:1], r"^memory_lengths: expected one length per utterance of the memory \(2\), "
                                   r"got \(1,\)$"),
             (memory, torch.tensor([9, 3]), r"^memory_lengths\[0\] is 9, past the 6 positions of the memory$"),
+            # it said "utterance 1 of the batch has an empty encoder output (its input is too short)" (hand32k)
+            (memory, [6, -1], r"^memory_lengths\[1\] is -1: a length counts the memory's positions \(0 to 6\)$"),
             (memory, torch.tensor([6.0, 2.5]), r"^memory_lengths: expected whole numbers of positions"),
             (memory[0], lengths[:1], r"^memory: expected a \(batch, positions, 32\) tensor, the encoder's output, got "
                                      r"\(6, 32\)$")):

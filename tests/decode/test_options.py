@@ -45,12 +45,17 @@ def test_decoding_commands_list_every_option_with_its_default(command: str,
     ({"length_bonus": 100.0000001}, "from -100 to 100 .*got 100.0000001$"),
     # past int64 it was "beam must be at least 1 and at most 2**63-1", a bound that --beam 1000 then broke (hand31e)
     ({"beam": 10**23}, f"beam must be at least 1 and at most {MAX_BEAM}, got {10**23}$"),
+    # and nbest was told "an integer from -2**63 to 2**63-1", where its bound is the beam (hand32k)
+    ({"nbest": 10**30}, r"^--decode: nbest must be between 1 and the beam \(5\), got 10{30}$"),
+    ({"nbest": -10**30, "beam": 3}, r"^--decode: nbest must be between 1 and the beam \(3\), got -10{30}$"),
 ])
 def test_unbounded_options_are_refused_before_any_memory_is_taken(changes: dict, message: str) -> None:
     with pytest.raises(SateError, match=message):
         decode_options(changes, "--decode")  # the path of every option a user gives (CLI, sate.yaml, the API)
     decode_options({"beam": MAX_BEAM, "nbest": MAX_BEAM, "max_len_ratio": MAX_LEN_RATIO}, "--decode")  # fine
     decode_options({"lenpen": -10, "length_bonus": 100}, "--decode")
+    with pytest.raises(SateError, match=r"^nbest must be between 1 and the beam \(4\), got 10{30}$"):
+        DecodeOptions(beam=4, nbest=10**30)  # the Python API's own options (docs/inference.md), told the same
 
 
 def test_decode_values_are_read_like_set_values() -> None:

@@ -101,3 +101,73 @@ def test_an_evaluation_through_a_link_into_an_experiment_of_another_task_is_refu
     with pytest.raises(SateError, match=f"it lies in the asr experiment {asr}, and --model .* is an st model"):
         check_experiment_task(out, tmp_path / "packs" / "st", "st", out)  # as evaluate gives it
     check_experiment_task(out, tmp_path / "packs" / "asr", "asr", out)
+
+
+def test_an_average_older_than_its_run_is_not_packed(tmp_path: Path, prepared_data: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """After a resume trained on, `sate pack --model EXP/model.pt` packed the average of the epochs before, exit 0
+    (hand31c). `sate average` records the update its run had reached; a last.ckpt beside, of that run and past it, is
+    named with the way on (average again, or copy the older one out), which packs. One of another run, a model file
+    without the record, or a last.ckpt at that update pack as before."""
+    exp = _experiment(tmp_path / "exp" / "mt", "mt")
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    model = build_model("mt", tiny_config("mt", 16), len(src), len(tgt))
+    save_model_file(exp / "model.pt", model, src.tokens, tgt.tokens,
+                    averaged={"run_id": "r1", "epochs": [3, 4], "step": 40})
+    argv = ["pack", "--model", str(exp / "model.pt"), "--data", str(prepared_data), "--out"]
+    for run_id, step in (("r1", 40), ("r2", 90)):  # as averaged; another run's
+        torch.save({"sate": {"epoch": 4, "run_id": run_id, "step": step}, "state_dict": {}},
+                   exp / "checkpoints" / "last.ckpt")
+        assert main([*argv, str(tmp_path / f"pack-{run_id}")]) == 0
+    torch.save({"sate": {"epoch": 9, "run_id": "r1", "step": 90}, "state_dict": {}}, exp / "checkpoints" / "last.ckpt")
+    capsys.readouterr()
+    assert main([*argv, str(tmp_path / "stale")]) == 2
+    assert capsys.readouterr().err == (
+        f"sate pack: error: --model {exp / 'model.pt'} is the average of epochs 3, 4 written at update 40, and the run "
+        f"has trained on since: {exp / 'checkpoints' / 'last.ckpt'} is at update 90 (a resume?); average again (sate "
+        f"average --exp {exp} --last N, or --best N), then pack; to pack the older average, copy it out of the "
+        "experiment first and give the copy\n")
+    assert not (tmp_path / "stale").exists()
+    (tmp_path / "older.pt").write_bytes((exp / "model.pt").read_bytes())  # the advice, followed
+    assert main(["pack", "--model", str(tmp_path / "older.pt"), "--data", str(prepared_data), "--out",
+                 str(tmp_path / "older")]) == 0
+    save_model_file(exp / "model.pt", model, src.tokens, tgt.tokens)  # an older sate's: no record, nothing said
+    assert main([*argv, str(tmp_path / "unrecorded")]) == 0
+
+
+@pytest.mark.slow  # two averages and two packs: 0.4 s
+def test_the_advice_on_an_older_average_works_for_any_model_file_name(tmp_path: Path, prepared_data: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate pack --model EXP/avg2.pt` of an average older than its run advised `sate average --exp EXP --last N`,
+    which, followed, wrote EXP/model.pt, and the same pack was refused again, word for word (review32k). The advice
+    names the file's own name (`--out`), quoted for the shell; followed as printed, the pack is made."""
+    import shlex
+
+    from sate.models.model_file import model_meta
+
+    exp = _experiment(tmp_path / "my exps" / "mt", "mt")
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    model = build_model("mt", tiny_config("mt", 16), len(src), len(tgt))
+    meta = {**model_meta(model, src.tokens, tgt.tokens), "run_id": "r1", "metrics": {},
+            "train_config": {"trainer": {"monitor": "valid/loss"}}}
+    weights = {f"model.{key}": value for key, value in model.state_dict().items()}
+
+    def saved(epoch: int, step: int) -> None:  # epochNNN.ckpt, and last.ckpt beside it, as training leaves them
+        for name in (f"epoch{epoch:03d}.ckpt", "last.ckpt"):
+            torch.save({"sate": {**meta, "epoch": epoch, "step": step}, "state_dict": weights, "global_step": step},
+                       exp / "checkpoints" / name)
+
+    saved(0, 10)
+    saved(1, 20)
+    model_file = exp / "avg2.pt"
+    assert main(["average", "--exp", str(exp), "--last", "2", "--out", str(model_file)]) == 0
+    saved(2, 30)  # a resume trained on
+    pack = ["pack", "--model", str(model_file), "--data", str(prepared_data), "--out"]
+    capsys.readouterr()
+    assert main([*pack, str(tmp_path / "stale")]) == 2
+    err = capsys.readouterr().err
+    advice = err.split("average again (", 1)[1].split(", or --best N)", 1)[0]
+    assert advice == f"sate average --exp {shlex.quote(str(exp))} --last N --out {shlex.quote(str(model_file))}"
+    command = shlex.split(advice.replace(" N", " 2"))
+    assert command[0] == "sate" and main(command[1:]) == 0  # the advice, followed as printed
+    assert main([*pack, str(tmp_path / "packed")]) == 0

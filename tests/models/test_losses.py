@@ -129,3 +129,21 @@ def test_a_transcript_longer_than_its_ctc_input_counts_zero_and_stays_finite(
     alone["src"], alone["tgt"] = alone["src"][:, :4], alone["tgt"][:, :5]
     with torch.no_grad():
         assert model(batch)["loss_ctc"] == pytest.approx(model(alone)["loss_ctc"] / 2, rel=1e-5)
+
+
+def test_teachers_follow_the_students_dtype_under_a_true_precision(build: Callable[..., Any],
+                                                                   batch: dict[str, Any]) -> None:
+    """Under `trainer.precision: 64-true` (or bf16-true, 16-true) Lightning converts the student and its batches, never
+    the teachers, kept outside its module tree: their float32 weights met float64 (bf16) features in torch's 'Input type
+    (double) and bias type (float) should be the same' at the first step (32nd hostile pass). They follow the student's
+    dtype as they follow its device; the losses equal float32's."""
+    kd = {"asr_weight": 0.5, "mt_weight": 0.5, "asr_teacher": "asr.pt", "mt_teacher": "mt.pt"}
+    student = build("st", loss={"kd": kd}).eval()  # eval: no dropout, the same numbers in both dtypes
+    student.set_teachers(asr=build("asr", seed=1), mt=build("mt", seed=2))
+    single = student(batch)
+    wide = student.double()
+    out = wide({k: v.double() if torch.is_tensor(v) and v.is_floating_point() else v for k, v in batch.items()})
+    out["loss"].backward()
+    assert torch.isfinite(out["loss"]) and next(wide.teachers["asr"].model.parameters()).dtype == torch.float64
+    for term in ("loss_kd_asr", "loss_kd_mt"):
+        assert out[term] == pytest.approx(single[term], rel=1e-4)

@@ -181,6 +181,24 @@ def test_an_empty_text_item_reads_the_same_beside_any_batch(build: Callable[...,
     assert torch.allclose(memories[0], memories[1], atol=1e-5) and torch.allclose(memories[0], alone[0, 0], atol=1e-5)
 
 
+def test_a_collated_batch_of_empty_sources_alone_is_one_padding_token_each(build: Callable[..., Any]) -> None:
+    """`collate` pads a batch whose every source is empty to width 0: MT dev rows of "(Applause)" alone, whose short
+    targets ("(Applaus)") put them in one validation batch, stopped an MT run at its first validation with "every
+    item of src is empty ... nothing to encode" (32nd hostile pass), where a wider padded batch of them is encoded as
+    one padding token each (review28z). The same for the MT teacher of an ST batch whose transcripts are empty."""
+    from sate.data.dataset import collate
+
+    empty = torch.zeros(0, dtype=torch.long)
+    batch = collate([{"id": f"a{i}", "src": empty, "tgt": torch.tensor(tgt)} for i, tgt in enumerate([[3, 4], [5]])])
+    assert batch["src"].shape == (2, 0)
+    model = build("mt").eval()
+    wider = {**batch, "src": torch.full((2, 1), -1)}
+    with torch.no_grad():
+        assert model(batch)["loss"].item() == pytest.approx(model(wider)["loss"].item())
+        memory, lengths = model.encode_text(batch["src"], batch["src_lengths"])
+    assert memory.shape[:2] == (2, 1) and lengths.tolist() == [1, 1] and torch.isfinite(memory).all()
+
+
 @pytest.mark.parametrize(("task", "method"), ENCODE_ENTRIES)
 def test_one_item_without_its_batch_dimension_is_named_so(build: Callable[..., Any], batch: dict[str, Any],
                                                           task: str, method: str) -> None:

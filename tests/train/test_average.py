@@ -31,6 +31,9 @@ def test_average_is_the_elementwise_mean(tmp_path: Path, make_config: MakeConfig
     # The CMVN statistics every checkpoint recorded go into the model file, for `sate pack` to compare
     assert model_file["cmvn"] == cmvn_record(prepared_data / "cmvn.json")
     assert model_file["cmvn_kind"] == "global"  # what pack reads where no config.yaml is beside the model file
+    # and what it took, for `sate pack` to tell an average older than its run (hand32k)
+    assert model_file["averaged"]["epochs"] == [0, 1, 2] and model_file["averaged"]["step"] == max(
+        torch.load(p, weights_only=True)["sate"]["step"] for p in [*used, exp / "checkpoints" / "last.ckpt"])
     assert all(torch.load(p, weights_only=True)["sate"]["cmvn"] == model_file["cmvn"] for p in used)
     # each epoch's checkpoint records the update its valid/ metrics were measured at: its own (`--best` reads it)
     saved = [torch.load(p, weights_only=True) for p in used]
@@ -54,6 +57,16 @@ def test_average_is_the_elementwise_mean(tmp_path: Path, make_config: MakeConfig
         "that many, or training ran that few epochs); averaged those\n")
     assert main(["average", "--exp", str(exp), "--last", "3", "--out", str(tmp_path / "three.pt")]) == 0
     assert capsys.readouterr().err == ""
+    # the epoch checkpoints removed to save disk: last.ckpt's weights are the model file (hand32k; it was "no epoch
+    # checkpoints to average")
+    for path in (exp / "checkpoints").iterdir():
+        if path.name != "last.ckpt":
+            path.unlink()
+    assert main(["average", "--exp", str(exp), "--last", "1", "--out", str(tmp_path / "latest.pt")]) == 0
+    assert "only last.ckpt: took its weights alone" in capsys.readouterr().err
+    latest = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)["state_dict"]
+    written = torch.load(tmp_path / "latest.pt", weights_only=True)["model"]
+    assert all(torch.equal(value, latest["model." + key]) for key, value in written.items())
 
 
 @pytest.mark.slow
@@ -557,3 +570,63 @@ def test_epochs_removed_under_an_earlier_keep_last_are_not_called_removed(
     select(tmp_path, 7, None, None, None)
     assert capsys.readouterr().err == (f"sate average: note: --last 7: epoch 3 of the last 7 is not in {tmp_path} "
                                        "(removed?); averaged the older epoch 0 in its place\n")
+
+
+def test_a_folder_holding_last_ckpt_alone_is_averaged_by_last(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A run's epoch checkpoints removed to save disk, last.ckpt kept: `sate average --last N` said "no epoch
+    checkpoints to average" with no way on, and `sate pack --model EXP/checkpoints/last.ckpt`'s advice was that very
+    command (hand31c). `--last N` takes last.ckpt, the run's latest weights, with a note; `--best N` is told how."""
+    from sate.cli import main
+
+    folder = tmp_path / "exp" / "checkpoints"
+    folder.mkdir(parents=True)
+    torch.save({**torch.load(header(folder / "last.ckpt", epoch=4), weights_only=True), "global_step": 1234},
+               folder / "last.ckpt")
+    assert [c["path"].name for c in select(folder, 3, None, None, None)] == ["last.ckpt"]
+    assert capsys.readouterr().err == (f"sate average: note: --last 3: {folder} holds no epoch checkpoint (removed?), "
+                                       "only last.ckpt: took its weights alone, the run's latest (epoch 4, update "
+                                       "1,234)\n")
+    assert main(["average", "--exp", str(tmp_path / "exp"), "--best", "1"]) == 2
+    assert capsys.readouterr().err == (f"sate average: error: {folder}: holds last.ckpt alone, no epoch checkpoint "
+                                       "(removed?): none to rank by --best; --last 1 writes a model file of last.ckpt, "
+                                       "the run's latest weights\n")
+    (folder / "last.ckpt").unlink()
+    with pytest.raises(SateError, match="checkpoints: no epoch checkpoints to average$"):
+        select(folder, 1, None, None, None)
+
+
+def test_last_ckpt_alone_of_a_run_inside_its_first_epoch_is_not_said_removed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run with mid-epoch checkpoints stopped (or still training) inside its first epoch holds last.ckpt alone: it
+    never wrote an epoch checkpoint, and the note said "(removed?)" (review32k). Its header says so; a header that
+    cannot tell (an older sate's, no mid_epoch) says both; one of a run that max_steps ended in epoch 0 (Lightning
+    wrote epoch000.ckpt then) is still "removed?"."""
+    for changes, why in (({"mid_epoch": True}, "none written yet: last.ckpt was saved inside the run's first epoch, "
+                                               "which it has not finished"),
+                         ({}, "removed, or never written by a run stopped inside its first epoch?"),
+                         ({"mid_epoch": False}, "removed?"),
+                         ({"mid_epoch": True, "train_config": {"trainer": {"max_steps": 3}}}, "removed?")):
+        header(tmp_path / "last.ckpt", epoch=0, step=3, **changes)
+        assert [c["path"].name for c in select(tmp_path, 5, None, None, None)] == ["last.ckpt"]
+        assert capsys.readouterr().err == (f"sate average: note: --last 5: {tmp_path} holds no epoch checkpoint "
+                                           f"({why}), only last.ckpt: took its weights alone, the run's latest "
+                                           "(epoch 0, update 3)\n")
+        with pytest.raises(SateError, match=f"holds last.ckpt alone, no epoch checkpoint \\({why.replace('?', '.')}"
+                                            "\\): none to rank by --best"):
+            select(tmp_path, None, 1, None, None)
+
+
+def test_the_model_file_records_the_update_its_run_had_reached(tmp_path: Path) -> None:
+    """What `sate pack` compares with the run's last.ckpt to tell an average older than its run (hand31c): the run,
+    the epochs taken and the newest update, last.ckpt's where it is of that run."""
+    from sate.train.average import _record
+
+    for epoch in (1, 2, 3):
+        header(tmp_path / f"epoch{epoch:03d}.ckpt", epoch=epoch, step=10 * epoch, run_id="r1")
+    chosen = select(tmp_path, 2, None, None, None)
+    assert _record(tmp_path, chosen) == {"run_id": "r1", "epochs": [2, 3], "step": 30}
+    header(tmp_path / "last.ckpt", epoch=3, step=35, run_id="r1")  # written inside epoch 4
+    assert _record(tmp_path, chosen) == {"run_id": "r1", "epochs": [2, 3], "step": 35}
+    header(tmp_path / "last.ckpt", epoch=3, step=99, run_id="other")
+    assert _record(tmp_path, chosen)["step"] == 30

@@ -954,6 +954,8 @@ def test_a_rendezvous_whose_peers_never_come_is_said_and_stops_at_a_signal(
     assert proc.returncode == status and "Traceback" not in err, err
     assert err.strip().splitlines()[-1] == f"sate train: {said} while {waiting}", err
     assert not (tmp_path / "exp" / "train.lock").exists()  # let go of: the next run finds it free
+    # and the fresh experiment it made is gone: its config.yaml was left (hand31t)
+    assert not (tmp_path / "exp").exists(), sorted(p.name for p in (tmp_path / "exp").rglob("*"))
 
 
 @pytest.mark.slow  # a process of its own (torch, Lightning)
@@ -1197,6 +1199,48 @@ def test_finite_weights_of_a_nan_validation_loss_stop_the_run(tmp_path: Path, ma
                                 "diverged; lower optim.lr (now 1e+30, from --set optim.lr=1e30) and train into a new "
                                 "--exp"), err[-600:]
     assert not (tmp_path / "exp").exists()
+
+
+@pytest.mark.slow
+def test_a_validation_with_some_nan_batches_says_its_scores_are_over_the_others(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A batch of a NaN validation loss is not decoded, so valid/wer and valid/bleu were over the other batches alone,
+    without a word (review31t): a monitor on them could prefer an epoch whose worst batches diverged. One line says it
+    at that validation; a validation of finite batches says nothing. valid/bleu scores the first
+    trainer.valid_bleu_utts utterances alone: a NaN batch after them leaves it as it was, and the line said otherwise
+    (review32k)."""
+    from sate.train.module import SateModule
+
+    step = SateModule.validation_step
+
+    def one_nan(self: SateModule, batch: dict, batch_idx: int) -> None:
+        if batch_idx != nan:
+            return step(self, batch, batch_idx)
+        forward = self.model.forward
+        self.model.forward = lambda b: {**forward(b), "loss": torch.tensor(float("nan"))}
+        try:
+            return step(self, batch, batch_idx)
+        finally:
+            del self.model.forward
+
+    monkeypatch.setattr(SateModule, "validation_step", one_nan)
+    path = make_config(tmp_path, "st", prepared_data, batch={"per_device": 1000, "global": 1000})
+    head = (r"note: the validation after update [0-9,]+: the loss is NaN or infinite on 1 of its ([2-9]|[1-9][0-9]+) "
+            r"batches, which are not decoded; valid/wer is over the other [1-9][0-9]* batch\(es\) alone; ")
+    # the first batch NaN; none; the second, after valid/bleu's utterances (trainer.valid_bleu_utts 1, review32k)
+    for nan, bleu_utts, says in ((0, 200, r"valid/bleu scores the first 200 utterance\(s\) \(trainer.valid_bleu_utts\) "
+                                          "of the other batches alone"),
+                                 (None, 200, None),
+                                 (1, 1, r"valid/bleu is as it would be: the first 1 utterance\(s\) it scores "
+                                        r"\(trainer.valid_bleu_utts\) came before them")):
+        config = load_training_config(path, [f"trainer.valid_bleu_utts={bleu_utts}"])
+        caplog.clear()
+        train(config, tmp_path / f"exp{nan}")
+        notes = [r.getMessage() for r in caplog.records if "not decoded" in r.getMessage()]
+        assert len(notes) == (nan is not None), notes  # one validation (max_epochs 1): one line, once
+        if says:
+            assert re.fullmatch(head + says, notes[0]), notes
 
 
 @pytest.mark.slow
