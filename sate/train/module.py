@@ -292,11 +292,14 @@ class SateModule(L.LightningModule):
         # the metrics a checkpoint records are this validation's until the next: `sate average --best` ranks by them
         # only a checkpoint of this update (max_steps ending a run inside an epoch saved one after it, unvalidated)
         self._validated_step = int(self.global_step)
-        if self._val["wer_words"]:
-            totals = torch.tensor([sum(self._val["wer_errors"]), sum(self._val["wer_words"])], dtype=torch.float64,
-                                  device=self.device)
+        if self.task in ("asr", "st"):
+            # a collective: every rank sums, one whose batches all had a NaN loss (nothing scored) too; that rank
+            # skipped it and the run hung, its BLEU sum paired with the others' WER sum (review32c)
+            totals = torch.tensor([sum(self._val["wer_errors"]), sum(self._val["wer_words"]),
+                                   len(self._val["wer_words"])], dtype=torch.float64, device=self.device)
             totals = self.trainer.strategy.reduce(totals, reduce_op="sum")
-            self.log("valid/wer", float(100 * totals[0] / max(totals[1], 1)), prog_bar=True, rank_zero_only=True)
+            if totals[2] > 0:
+                self.log("valid/wer", float(100 * totals[0] / max(totals[1], 1)), prog_bar=True, rank_zero_only=True)
         if self.task in ("mt", "st") and limit > 0:
             score = self._corpus_bleu(self._val["hyps"][:limit], self._val["refs"][:limit])
             if score is not None:
