@@ -172,7 +172,7 @@ def _typed(key: str, value: object, annotation: Any, check: Check | None = None)
         if kind is int and isinstance(value, int) and not isinstance(value, bool):  # its size: `Section`
             return value
         if kind in (bool, str, list, dict) and isinstance(value, kind) and isinstance(value, bool) == (kind is bool):
-            return value
+            return _float_items(value, annotation) if kind is list else value
     wanted = " or ".join(_NAMES.get(k, k.__name__) for k in kinds) + (" or null" if nullable else "")
     if check is not None and isinstance(check[0], _Choice):
         wanted = check[1] + (" or null" if nullable else "")
@@ -180,6 +180,17 @@ def _typed(key: str, value: object, annotation: Any, check: Check | None = None)
     if isinstance(value, bool) and str in kinds and not isinstance(check and check[0], _Choice):
         got += BOOLEAN_WORD  # not for a key of choices: none is such a word, and the quoted word is refused again
     raise Invalid(key, f"must be {wanted}, got {got}")
+
+
+def _float_items(value: list, annotation: Any) -> list:
+    """A list of floats (``list[float]``) with its integers as floats, as a float key takes an integer: `optim.betas:
+    [0, 0.98]` passed the config and was torch's "betas must be either both floats or both Tensors" traceback once
+    training had begun (thirty-second hostile pass). Booleans and other values are left to the key's check."""
+    lists = [a for a in (typing.get_args(annotation) if isinstance(annotation, types.UnionType) else (annotation,))
+             if typing.get_origin(a) is list]
+    if not lists or typing.get_args(lists[0]) != (float,):
+        return value
+    return [float(item) if isinstance(item, int) and not isinstance(item, bool) else item for item in value]
 
 
 # Where a key takes text and a file gave a boolean: a file's `train: no` was read as false.

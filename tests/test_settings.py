@@ -74,3 +74,16 @@ def test_a_typed_dict_field_reads_a_mapping_and_refuses_anything_else() -> None:
     assert read(AcousticConfig, {}).hub is None
     with pytest.raises(SateError, match="m: hub must be a mapping or null, got 'wav2vec2'"):
         read(AcousticConfig, {"type": "hf_wav2vec2", "hub": "wav2vec2"}, "m: ")
+
+
+def test_integers_in_a_list_of_floats_are_floats_as_a_float_keys_integer_is() -> None:
+    """`optim.betas: [0, 0.98]` passed the config and was torch's "betas must be either both floats or both
+    Tensors" traceback once training had begun (thirty-second hostile pass): docs/training.md says an integer
+    stands for a float."""
+    import torch  # heavy: torch's Adam, the reader of optim.betas
+
+    optim = read(TrainingConfig, {"optim": {"betas": [0, 0.98]}}).optim
+    assert optim.betas == [0.0, 0.98] and all(type(b) is float for b in optim.betas)
+    torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))], betas=tuple(optim.betas))
+    with pytest.raises(SateError, match=r"optim.betas must be two numbers in \[0, 1\)"):
+        read(TrainingConfig, {"optim": {"betas": [True, 0.9]}})

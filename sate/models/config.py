@@ -475,7 +475,7 @@ def resolve_config(task: str, conf: dict | ModelConfig | None, head: str = PREFI
     except SateError as err:
         raise SateError(f"{head}{err}") from None
     try:
-        fill_hub_sections(task, merged, given, check_paths)  # sizes from the hub directories, before their ranges
+        fill_hub_sections(task, merged, given, check_paths, keys)  # sizes from the hub directories, before their ranges
     except SateError as err:  # its keys are the model section's own: in a file, named as the file spells them
         if not keys:
             raise

@@ -292,19 +292,36 @@ class SateModule(L.LightningModule):
         # the metrics a checkpoint records are this validation's until the next: `sate average --best` ranks by them
         # only a checkpoint of this update (max_steps ending a run inside an epoch saved one after it, unvalidated)
         self._validated_step = int(self.global_step)
-        if self._val["wer_words"]:
-            totals = torch.tensor([sum(self._val["wer_errors"]), sum(self._val["wer_words"])], dtype=torch.float64,
-                                  device=self.device)
+        if self.task in ("asr", "st"):
+            # a collective: every rank sums, one whose batches all had a NaN loss (nothing scored) too; that rank
+            # skipped it and the run hung, its BLEU sum paired with the others' WER sum (review32c)
+            totals = torch.tensor([sum(self._val["wer_errors"]), sum(self._val["wer_words"]),
+                                   len(self._val["wer_words"])], dtype=torch.float64, device=self.device)
             totals = self.trainer.strategy.reduce(totals, reduce_op="sum")
-            self.log("valid/wer", float(100 * totals[0] / max(totals[1], 1)), prog_bar=True, rank_zero_only=True)
-        if self._val["hyps"]:
-            import sacrebleu
+            if totals[2] > 0:
+                self.log("valid/wer", float(100 * totals[0] / max(totals[1], 1)), prog_bar=True, rank_zero_only=True)
+        if self.task in ("mt", "st") and limit > 0:
+            score = self._corpus_bleu(self._val["hyps"][:limit], self._val["refs"][:limit])
+            if score is not None:
+                self.log("valid/bleu", score, prog_bar=True)
 
-            limit = self.config.trainer.valid_bleu_utts
-            bleu = sacrebleu.corpus_bleu(self._val["hyps"][:limit], [self._val["refs"][:limit]])
-            # Every rank scores its own share of the first utterances; the mean is close enough for selection.
-            score = self.trainer.strategy.reduce(torch.tensor(bleu.score, device=self.device), reduce_op="mean")
-            self.log("valid/bleu", float(score), prog_bar=True)
+    def _corpus_bleu(self, hyps: list[str], refs: list[str]) -> float | None:
+        """sacreBLEU's corpus BLEU of every rank's hypotheses, from the sum of their sufficient statistics (n-gram
+        matches and totals, lengths): under DDP it was the mean of each rank's corpus BLEU, which corpus BLEU is
+        not (off by up to 1.9 BLEU, review32c). A collective: every rank calls it, one with nothing to score too.
+        None where no rank had a hypothesis."""
+        from sacrebleu.metrics import BLEU
+
+        stats = [0] * 11  # matches and totals of orders 1 to 4, hypothesis and reference lengths, hypotheses
+        if hyps:
+            bleu = BLEU().corpus_score(hyps, [refs])
+            stats = [*bleu.counts, *bleu.totals, bleu.sys_len, bleu.ref_len, len(hyps)]
+        sums = self.trainer.strategy.reduce(torch.tensor(stats, dtype=torch.float64, device=self.device),
+                                            reduce_op="sum")
+        sums = [int(round(float(v))) for v in sums]
+        if not sums[10]:
+            return None
+        return float(BLEU.compute_bleu(sums[:4], sums[4:8], sums[8], sums[9], smooth_method="exp").score)
 
     # ------------------------------------------------------------------ optimisation
     def configure_optimizers(self) -> dict:

@@ -296,7 +296,9 @@ class TrainerConfig(Section):
         "from the exact batch", (lambda v: v > 0, "null or positive"))
     checkpoint_every_steps: int = setting(0, "also write last.ckpt inside an epoch every N updates (0: never)",
                                           at_least(0))
-    valid_bleu_utts: int = setting(200, "validation utterances decoded greedily for BLEU (mt, st)", at_least(0))
+    valid_bleu_utts: int = setting(
+        200, "validation utterances decoded greedily for BLEU (mt, st): the first N in the order the validation "
+        "batches come, bucketed by length (the shortest), a fixed subset, not a random one", at_least(0))
     valid_max_len_ratio: float = setting(1.5, "greedy validation decoding stops at this ratio of the source length",
                                          (lambda v: 0 < v <= MAX_LEN_RATIO,
                                           f"positive and at most {MAX_LEN_RATIO:g}, as decoding's max_len_ratio"))

@@ -82,8 +82,19 @@ def test_the_hub_refusal_names_every_key_to_leave_out(marian_dir: Path, whisper_
     marian["textual"]["layers"], marian["decoder"]["ffn"], marian["d_model"] = 9, 7, marian["d_model"] * 2
     with pytest.raises(SateError, match=r"^f.yaml: model.textual.hub.encoder_layers is 9 and "
                                         r"model.textual.hub.decoder_ffn_dim is 7 but model.textual.path \(.*\) says "
-                                        r"\d+ and \d+; leave out model.textual.hub, d_model, model.textual.layers and "
-                                        r"model.decoder.ffn \(they are filled from model.textual.path\)$"):
+                                        r"\d+ and \d+; leave out model.textual.hub, model.d_model, "
+                                        r"model.textual.layers and model.decoder.ffn \(they are filled from "
+                                        r"model.textual.path\)$"):
         resolve_in_file("mt", marian, "f.yaml")
-    del marian["textual"]["hub"], marian["textual"]["layers"], marian["decoder"]["ffn"], marian["d_model"]
+    # the model section's own d_model named as the file spells it: "leave d_model out" named a key the training
+    # config does not have (thirty-second hostile pass); a model file's config keeps its own spelling
+    del marian["textual"]["hub"]
+    with pytest.raises(SateError, match=r"^f.yaml: model.d_model is \d+, model.textual.layers is 9 and "
+                                        r"model.decoder.ffn is 7 but model.textual.hub \(.*\) says \d+, \d+ and \d+; "
+                                        r"a hub model's sizes come from its directory \(leave model.d_model, "
+                                        r"model.textual.layers and model.decoder.ffn out\)$"):
+        resolve_in_file("mt", marian, "f.yaml")
+    with pytest.raises(SateError, match=r"^model config: d_model is \d+, textual.layers is 9 and decoder.ffn is 7 "):
+        resolve_config("mt", marian)
+    del marian["textual"]["layers"], marian["decoder"]["ffn"], marian["d_model"]
     assert resolve_in_file("mt", marian, "f.yaml").textual.layers > 0

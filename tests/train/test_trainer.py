@@ -438,6 +438,60 @@ def test_two_process_ddp_ends_with_identical_parameters(tmp_path: Path, make_con
         assert torch.equal(rank0[key], rank1[key]), key
 
 
+NAN_VALID_SCRIPT = """
+import os, sys
+from sate.train.module import SateModule
+from sate.train.trainer import load_training_config, train
+
+step = SateModule.validation_step
+
+def nan_on_rank1(self, batch, batch_idx):
+    # every validation batch of rank 1 has a NaN loss: it scores nothing, rank 0 scores its own
+    if self.global_rank == 1:
+        forward = self.model.forward
+        def nan(b):
+            out = forward(b)
+            out["loss"] = out["loss"] * float("nan")
+            return out
+        self.model.forward = nan
+        try:
+            return step(self, batch, batch_idx)
+        finally:
+            del self.model.forward
+    return step(self, batch, batch_idx)
+
+SateModule.validation_step = nan_on_rank1
+config = load_training_config(sys.argv[1], ["trainer.max_epochs=1", "trainer.valid_bleu_utts=1",
+                                            "batch.per_device=700", "batch.global=1400"])
+train(config, sys.argv[2], accelerator="cpu", devices=2)
+"""
+
+
+@pytest.mark.slow
+def test_two_processes_end_a_validation_where_one_rank_had_a_nan_loss_on_every_batch(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path) -> None:
+    """Rank 1 scored no WER and skipped the WER's sum, a collective: its BLEU sum paired with rank 0's WER sum, and
+    rank 0 waited in its BLEU sum for ever (review32c; a run of 30 s was alive after 5 minutes)."""
+    path = make_config(tmp_path, "st", prepared_data)
+    script = tmp_path / "nan_valid.py"
+    script.write_text(NAN_VALID_SCRIPT)
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    env = {**os.environ, "PL_DISABLE_FORK": "1", "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")])}
+    # its own session: a hang fails the test and its two processes are ended with it, not left waiting
+    with subprocess.Popen([sys.executable, str(script), str(path), str(exp)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env, start_new_session=True) as run:
+        try:
+            _, stderr = run.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.communicate()
+            pytest.fail("the two-process run hung in validation")
+    assert run.returncode == 0, stderr[-3000:]
+    assert "the loss is NaN or infinite on " in stderr and "valid/wer is over the other" in stderr
+
+
 # ----------------------------------------------------------------------------- faults
 
 def _nan_on_calls(monkeypatch: pytest.MonkeyPatch, calls: set[int], initial: dict | None = None) -> None:

@@ -306,19 +306,29 @@ def _given_otherwise(given: RawMapping, sizes: dict[str, object]) -> list[str]:
     return differ
 
 
-def _take_sizes(resolved: RawMapping, given: RawMapping, sizes: dict[str, object], where: str) -> None:
+def _named(dotted: str, keys: str) -> str:
+    """A size's dotted key as its file spells it: the model section's own (``d_model``) under `keys` (``model.``);
+    `sate.models.config._keyed` names a section's (``acoustic.layers``)."""
+    return dotted if "." in dotted else f"{keys}{dotted}"
+
+
+def _take_sizes(resolved: RawMapping, given: RawMapping, sizes: dict[str, object], where: str, keys: str = "") \
+        -> None:
     """Sizes from a directory into the config (dotted keys: ``acoustic.layers``, ``d_model``); those the config
     gives must agree with them, all that do not named in one line: named one a try, a config saved for another
-    model took four tries (twenty-eighth hostile pass, review)."""
+    model took four tries (twenty-eighth hostile pass, review). `keys`: the model section's place in its file
+    (``model.``), which names the section's own ``d_model`` (`sate.models.config._keyed` names the others): a
+    training config was told to leave out ``d_model``, a key it does not have (thirty-second hostile pass)."""
     differ = _given_otherwise(given, sizes)
     if differ:
         def mine(dotted: str) -> object:
             section, _, key = dotted.rpartition(".")
             return (given[section] if section else given)[key]
 
-        raise SateError(f"model config: {_listed([f'{key} is {shown(mine(key))}' for key in differ])} but {where} "
-                        f"says {_listed([shown(sizes[key]) for key in differ])}; a hub model's sizes come from its "
-                        f"directory (leave {_listed(differ)} out)")
+        names = [_named(key, keys) for key in differ]
+        given_as = _listed([f"{name} is {shown(mine(key))}" for name, key in zip(names, differ, strict=True)])
+        raise SateError(f"model config: {given_as} but {where} says {_listed([shown(sizes[key]) for key in differ])}; "
+                        f"a hub model's sizes come from its directory (leave {_listed(names)} out)")
     for dotted, value in sizes.items():
         section, _, key = dotted.rpartition(".")
         (resolved[section] if section else resolved)[key] = value
@@ -343,7 +353,7 @@ def _check_given_hub(hub: RawMapping, required: Collection[str], whole: Collecti
 
 def _check_hub_against_path(section: str, hub: RawMapping, path: object, read: Callable[[str], RawMapping],
                             shaping: Collection[str], given: RawMapping,
-                            taken: Callable[[RawMapping], dict[str, object]]) -> None:
+                            taken: Callable[[RawMapping], dict[str, object]], keys: str = "") -> None:
     """A ``hub`` a training config gives beside a `path` that is a folder here must say what that folder says in
     `shaping`, the keys that decide which weights the model has and their shapes: the sizes `sate config` printed
     for one Whisper, kept when the path was changed to another (or edited), built the model of the hub and failed
@@ -361,7 +371,7 @@ def _check_hub_against_path(section: str, hub: RawMapping, path: object, read: C
     differ = [key for key in shaping if key in there and key in hub and hub[key] != there[key]]
     if not differ:
         return
-    leave = [f"{section}.hub", *_given_otherwise(given, taken(there))]
+    leave = [f"{section}.hub", *(_named(key, keys) for key in _given_otherwise(given, taken(there)))]
     them = f"leave {leave[0]} out (it is" if len(leave) == 1 else f"leave out {_listed(leave)} (they are"
     raise SateError(f"model config: {_listed([f'{section}.hub.{key} is {shown(hub[key])}' for key in differ])} but "
                     f"{section}.path ({path}) says {_listed([shown(there[key]) for key in differ])}; {them} filled "
@@ -402,13 +412,14 @@ def _fill_whisper(acoustic: RawMapping, resolved: RawMapping, given: RawMapping,
                         "(all freezes every layer)")
 
 
-def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping, check_paths: bool = False) -> None:
+def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping, check_paths: bool = False,
+                      keys: str = "") -> None:
     """Read the hub directories a resolved config names (unless its ``hub`` is set) and fill in their sizes.
 
     `resolved` is the config merged over the defaults, `given` the user's YAML (`sate.settings.merge`), both raw:
     the sizes must be in place before the typed sections are built and their ranges checked. `check_paths` (a
     training config's, not a model file's: its weights are its own) compares a ``hub`` given beside a path with
-    what the path's folder says, where it is there.
+    what the path's folder says, where it is there. `keys`: as `_take_sizes`'s.
     """
     acoustic = resolved.get("acoustic")
     # a hub given empty (`hub: {}`, `--set model.acoustic.hub={}`) is a hub given, judged whole: it passed as none
@@ -450,8 +461,8 @@ def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping, check_
         _check_given_hub(textual["hub"], [*MARIAN_REQUIRED, *MARIAN_OPTIONAL], MARIAN_SIZES, "textual")
         if check_paths:
             _check_hub_against_path("textual", textual["hub"], textual["path"], marian_settings,  # type: ignore[arg-type]
-                                    MARIAN_SHAPING, given, _marian_sizes)
-    _take_sizes(resolved, given, _marian_sizes(textual["hub"]), f"textual.hub ({textual['path']})")
+                                    MARIAN_SHAPING, given, _marian_sizes, keys)
+    _take_sizes(resolved, given, _marian_sizes(textual["hub"]), f"textual.hub ({textual['path']})", keys)
 
 
 class HubSection(Protocol):
