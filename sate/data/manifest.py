@@ -409,8 +409,9 @@ def read_manifest(path: str | Path) -> list[dict]:
             raise SateError(f"{path}:{lineno}: id {shown(row['id'])} is also the id of line {seen[row['id']]}; ids "
                             "must be unique")
         seen[row["id"]] = lineno
-        url = None if os.path.lexists(path.parent / row["audio"]) else url_refusal(row["audio"])
-        if url is not None:  # as written: joined to the manifest's folder, it was a file missing since prep (review32u)
+        url = url_refusal(row["audio"])  # a pattern first: a file check per row made read_manifest 40% slower
+        if url is not None and not os.path.lexists(path.parent / row["audio"]):  # as written: joined to the
+            # manifest's folder, it was a file missing since prep (review32u); a file so named beside it reads
             raise SateError(f"{path}:{lineno}: {url}")
         if not os.path.isabs(row["audio"]) and target is None:
             row["audio"] = os.path.abspath(path.parent / row["audio"])

@@ -33,8 +33,8 @@ def tiny_config(task: str, d_model: int = 32, *, layers: int = 1, decoder_layers
     if kernel is not None:
         acoustic["kernel"] = kernel
     adaptor_section: dict[str, object] = {} if adaptor is None else {"type": adaptor}
-    kind = ADAPTOR_TYPES[adaptor or "league"]
-    if dropout is not None and (kind.linear or kind.shrinks):
+    kind = ADAPTOR_TYPES.get(adaptor or "league")  # an unknown type is the config's to refuse, by name
+    if dropout is not None and kind is not None and (kind.linear or kind.shrinks):
         adaptor_section["dropout"] = dropout
     conf: dict[str, object] = {
         "d_model": d_model,

@@ -129,3 +129,12 @@ def test_tiny_config_dropout_reaches_the_adaptor_where_it_has_a_linear_branch(ad
     conf = resolve_config("st", tiny_config("st", dropout=0.0, adaptor=adaptor))
     kind = ADAPTOR_TYPES[adaptor or "league"]
     assert conf.adaptor.dropout == (0.0 if kind.linear or kind.shrinks else AdaptorConfig().dropout)
+
+
+def test_tiny_config_of_an_unknown_adaptor_is_the_configs_refusal() -> None:
+    """An unknown adaptor type given to `tiny_config` with a dropout reaches `resolve_config`, which names it: the
+    adaptor-dropout choice looked the type up first, a bare KeyError (review32z)."""
+    from sate.models.tiny import tiny_config
+
+    with pytest.raises(SateError, match="adaptor.type"):
+        resolve_config("st", tiny_config("st", dropout=0.0, adaptor="League"))
