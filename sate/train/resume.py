@@ -393,10 +393,15 @@ def early_stop_state(checkpoint: dict[str, Any], monitor: str, mode: str | None 
     return None
 
 
-def _patience_ended(state: dict[str, Any] | None) -> bool:
-    """Did the run's patience end it? Lightning records why since 2.5; before, a stopped epoch with the count at the
-    patience it ran with says so."""
-    if state is None:
+def _patience_ended(state: dict[str, Any] | None, ckpt: dict[str, Any]) -> bool:
+    """Did the run's patience end it, at this checkpoint? Lightning records why since 2.5; before, a stopped epoch
+    with the count at the patience it ran with says so. Lightning never clears the reason or the stopped epoch: a
+    run once stopped, then trained on with a raised patience, kept them in every later checkpoint, and a resume of
+    it at its max_epochs, or killed inside an epoch, was taken as stopped (review32e). Only the end of the epoch
+    early stopping stopped at is its end."""
+    header = ckpt.get("sate") if isinstance(ckpt.get("sate"), dict) else {}
+    if state is None or header.get("mid_epoch") is not False or not is_int64(ckpt.get("epoch")) \
+            or state.get("stopped_epoch") != ckpt.get("epoch"):
         return False
     reason = state.get("stopping_reason")
     if reason is not None:
@@ -415,7 +420,7 @@ def finished(point: ResumePoint, trainer: Any) -> str | None:
     ckpt = point.checkpoint
     state = early_stop_state(ckpt, trainer.monitor, trainer.monitor_mode)
     wait = state.get("wait_count") if state is not None else None
-    if trainer.patience > 0 and _patience_ended(state) and is_int64(wait) and wait >= trainer.patience:
+    if trainer.patience > 0 and _patience_ended(state, ckpt) and is_int64(wait) and wait >= trainer.patience:
         epoch = state.get("stopped_epoch")
         at = f" at epoch {epoch} (counted from 0)" if is_int64(epoch) else ""
         return (f"early stopping ended this run{at}: {trainer.monitor} has not improved for {wait} validation(s), "
@@ -425,13 +430,14 @@ def finished(point: ResumePoint, trainer: Any) -> str | None:
     if is_int64(step) and trainer.max_steps >= 0 and step >= trainer.max_steps:
         return f"the run has made its trainer.max_steps {trainer.max_steps:,} updates; raise it to train on"
     if header.get("mid_epoch") is False and is_int64(epoch) and epoch + 1 >= trainer.max_epochs:
-        return f"the run has trained its trainer.max_epochs {trainer.max_epochs:,} epochs; raise it to train on"
+        epochs = "epoch" if trainer.max_epochs == 1 else "epochs"
+        return f"the run has trained its trainer.max_epochs {trainer.max_epochs:,} {epochs}; raise it to train on"
     timer = ckpt.get("callbacks", {}).get("Timer") if isinstance(ckpt.get("callbacks"), dict) else None
     spent = timer.get("time_elapsed", {}).get("train") if isinstance(timer, dict) and isinstance(
         timer.get("time_elapsed"), dict) else None
     if trainer.max_minutes is not None and isinstance(spent, (int, float)) and spent >= trainer.max_minutes * 60:
-        return (f"the run has spent its trainer.max_minutes {trainer.max_minutes:g} of training time; raise it to "
-                "train on")
+        return (f"the run has spent its trainer.max_minutes {trainer.max_minutes:g} minutes of training time; raise "
+                "it to train on")
     return None
 
 
@@ -440,7 +446,7 @@ def early_stop_note(point: ResumePoint, trainer: Any) -> str | None:
     patience raised or off, or the monitor's mode changed (whose early stopping starts afresh)."""
     assert point.checkpoint is not None
     state = early_stop_state(point.checkpoint, trainer.monitor)
-    if not _patience_ended(state):
+    if not _patience_ended(state, point.checkpoint):
         return None
     assert state is not None
     epoch = state.get("stopped_epoch")

@@ -90,15 +90,15 @@ def test_a_resume_with_a_larger_patience_trains_on(stopped: tuple[Path, Path], e
 @pytest.mark.slow  # trains a tiny model
 def test_a_finished_run_started_again_changes_nothing(prepared_data: Path, make_config: MakeConfig, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture) -> None:
+    """A run at its trainer.max_epochs started again trained nothing (Lightning's "`max_epochs=1` reached"), but made
+    log and TensorBoard version folders, noted its warm-up again and counted a run in train_time.json."""
     path = make_config(tmp_path, "asr", prepared_data, trainer={"max_epochs": 1})
     train(load_training_config(path, []), tmp_path / "exp")
     capsys.readouterr()
     before = _files(tmp_path / "exp")
-    """A run at its trainer.max_epochs started again trained nothing (Lightning's "`max_epochs=1` reached"), but made
-    log and TensorBoard version folders, noted its warm-up again and counted a run in train_time.json."""
     assert main(["train", "--config", str(path), "--exp", str(tmp_path / "exp")]) == 0
     assert capsys.readouterr().out == (
-        f"{tmp_path / 'exp' / 'checkpoints' / 'last.ckpt'}: the run has trained its trainer.max_epochs 1 epochs; "
+        f"{tmp_path / 'exp' / 'checkpoints' / 'last.ckpt'}: the run has trained its trainer.max_epochs 1 epoch; "
         "raise it to train on; nothing to train, nothing changed\n")
     assert _files(tmp_path / "exp") == before
 
@@ -139,3 +139,46 @@ def test_what_ends_a_resume_at_once_and_what_trains_on() -> None:
     assert early_stop_note(_point(STOPPED), _trainer(monitor_mode="max")).endswith(
         "trainer.monitor_mode is now max: early stopping starts afresh, and it trains on")
     assert early_stop_note(_point(), _trainer()) is None
+
+
+def test_a_stop_that_training_went_on_from_is_not_taken_for_the_end() -> None:
+    """Lightning never clears why early stopping fired: a run once stopped at epoch 1, trained on with patience 3 to
+    its max_epochs (epoch 3) or killed inside a later epoch, still said "stopped at epoch 1, reason 3" and was taken
+    as ended by a resume with the config's patience 1, or noted so on every resume (review32e)."""
+    stale = {"wait_count": 1, "stopped_epoch": 1, "patience": 3, "stopping_reason": 3}
+    assert finished(_point(stale, epoch=3), _trainer(max_epochs=6)) is None
+    assert early_stop_note(_point(stale, epoch=3), _trainer(patience=3, max_epochs=6)) is None
+    assert finished(_point(stale, epoch=3), _trainer(max_epochs=4)).startswith("the run has trained its trainer.max_"
+                                                                               "epochs 4 epochs")
+    killed = {"wait_count": 12, "stopped_epoch": 40, "patience": 20, "stopping_reason": 3}
+    assert finished(_point(killed, epoch=70, sate={"mid_epoch": True}), _trainer(patience=10, max_epochs=100)) is None
+    assert early_stop_note(_point(killed, epoch=70, sate={"mid_epoch": True}), _trainer(patience=20)) is None
+    # inside the epoch it stopped at, or a header that cannot tell: not the end either
+    assert finished(_point(STOPPED, sate={"mid_epoch": True}), _trainer()) is None
+    assert finished(_point(STOPPED, sate={}), _trainer()) is None
+    assert finished(_point({**STOPPED, "stopped_epoch": 3}, epoch=3), _trainer()).startswith(
+        "early stopping ended this run at epoch 3")
+    assert finished(_point(STOPPED), _trainer(max_minutes=2)).startswith("early stopping ended")
+    spent = {"Timer": {"time_elapsed": {"train": 61.0}}}
+    assert finished(_point(callbacks=spent), _trainer(max_minutes=1)) == (
+        "the run has spent its trainer.max_minutes 1 minutes of training time; raise it to train on")
+
+
+class FallingLoss(Callback):
+    """valid/loss 1.0 up to epoch 1, then 0.5: a gain at epoch 2, none after."""
+
+    def on_validation_end(self, trainer, pl_module) -> None:  # noqa: ANN001
+        trainer.callback_metrics["valid/loss"] = torch.tensor(1.0 if trainer.current_epoch <= 1 else 0.5)
+
+
+@pytest.mark.slow  # trains a tiny model
+def test_a_run_trained_on_past_its_stop_is_not_ended_by_it(stopped: tuple[Path, Path], exp: Path,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    """Stopped at epoch 1, trained on with patience 3 to its max_epochs 4 (epoch 3), then resumed with the config's
+    patience 1 and max_epochs 6: Lightning's stale "stopped at epoch 1" ended it at once (review32e)."""
+    train(load_training_config(stopped[0], ["trainer.patience=3"]), exp, callbacks=[FallingLoss()])
+    assert _epoch(exp) == 3
+    capsys.readouterr()
+    train(load_training_config(stopped[0], ["trainer.max_epochs=6"]), exp, callbacks=[FallingLoss()])
+    assert "early stopping ended" not in capsys.readouterr().out
+    assert _epoch(exp) == 4  # no gain at epoch 4: patience 1 stops it there
