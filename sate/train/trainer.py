@@ -780,6 +780,17 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         check_budget(point, config.trainer.max_epochs, config.trainer.max_steps)
         done = finished(point, config.trainer)
         if done is not None:  # before anything is written: no log version, snapshot or run counted
+            data_dir = Path(str(config.data.dir))
+            if data_dir.is_dir():
+                # a finished run started again after `sate vocab` or `sate features` remade the data was refused
+                # here as any resume is, and the recipe's training stage with it (review32e)
+                src_vocab, tgt_vocab = load_vocabularies(data_dir, config.task)
+                check_vocabularies(point, src_vocab.tokens, tgt_vocab.tokens, data_dir)
+                check_cmvn(point, data_dir / layout.CMVN if config.task != "mt" and config.data.cmvn == "global"
+                           else None)
+            if primary and point.path != ckpt_dir / layout.LAST_CHECKPOINT:
+                for note in point.notes:
+                    print(one_line(note))  # a damaged or missing last.ckpt is named (review32e)
             if primary:
                 print(one_line(f"{point.path}: {done}; nothing to train, nothing changed"))
             return ckpt_dir

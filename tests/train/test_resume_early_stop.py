@@ -164,6 +164,64 @@ def test_a_stop_that_training_went_on_from_is_not_taken_for_the_end() -> None:
         "the run has spent its trainer.max_minutes 1 minutes of training time; raise it to train on")
 
 
+def _finished_run(exp: Path, data: Path, **header: object) -> Path:
+    """A checkpoint of a run at the end of its epoch 1 (max_epochs 2), as far as a resume reads it before the data:
+    its header with the token lists and CMVN statistics `sate train` records."""
+    from sate.data.cmvn_record import cmvn_record
+    from sate.data.vocab import Vocabulary
+
+    (exp / "checkpoints").mkdir(parents=True)
+    path = exp / "checkpoints" / "last.ckpt"
+    header = {"run_id": "0123456789ab", "mid_epoch": False, "cmvn": cmvn_record(data / "cmvn.json"),
+              **{f"{s}_tokens": Vocabulary.load(data, s).tokens for s in ("src", "tgt")}, **header}
+    torch.save({"sate": header, "state_dict": {}, "global_step": 4, "epoch": 1}, path)
+    return path
+
+
+def test_a_finished_run_on_another_vocabulary_is_refused_as_any_resume(tmp_path: Path, prepared_data: Path,
+                                                                         make_config: MakeConfig,
+                                                                         capsys: pytest.CaptureFixture) -> None:
+    """A finished run started again after `sate vocab` ran again ended "nothing to train, nothing changed", exit 0:
+    a recipe marked its training done on the new vocabulary, and the advice (raise max_epochs) led to the refusal
+    (review32e)."""
+    from sate.data.vocab import Vocabulary
+
+    tokens = Vocabulary.load(prepared_data, "src").tokens
+    ckpt = _finished_run(tmp_path / "exp", prepared_data, src_tokens=tokens[:4] + [tokens[5], tokens[4]] + tokens[6:])
+    config = make_config(tmp_path, "asr", prepared_data, trainer={"max_epochs": 2})
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp")]) == 2
+    assert f"{ckpt}: trained on another src vocabulary than {prepared_data} holds now" in capsys.readouterr().err
+
+
+def test_a_finished_run_resumed_past_a_damaged_last_checkpoint_names_it(tmp_path: Path, prepared_data: Path,
+                                                                        make_config: MakeConfig,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    """Only the early end's line was said, naming epoch001.ckpt: nothing told that last.ckpt was damaged."""
+    ckpt = _finished_run(tmp_path / "exp", prepared_data)
+    ckpt.rename(ckpt.with_name("epoch001.ckpt"))
+    ckpt.write_bytes(b"not a checkpoint")
+    config = make_config(tmp_path, "asr", prepared_data, trainer={"max_epochs": 2})
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{ckpt} is unreadable; resuming from epoch001.ckpt"), out
+    assert out.endswith(f"{ckpt.with_name('epoch001.ckpt')}: the run has trained its trainer.max_epochs 2 epochs; "
+                        "raise it to train on; nothing to train, nothing changed\n"), out
+
+
+def test_a_finished_run_on_other_cmvn_statistics_is_refused_as_any_resume(tmp_path: Path, prepared_data: Path,
+                                                                           make_config: MakeConfig,
+                                                                           capsys: pytest.CaptureFixture) -> None:
+    """The CMVN side of the vocabulary case: `sate features` run again on another train split (review32e)."""
+    from sate.data.cmvn_record import cmvn_record
+
+    record = cmvn_record(prepared_data / "cmvn.json")
+    _finished_run(tmp_path / "exp", prepared_data, cmvn={"mean": record["mean"],
+                                                         "std": [record["std"][0] * 1.01, *record["std"][1:]]})
+    config = make_config(tmp_path, "asr", prepared_data, trainer={"max_epochs": 2})
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp")]) == 2
+    assert "not the CMVN statistics" in capsys.readouterr().err
+
+
 class FallingLoss(Callback):
     """valid/loss 1.0 up to epoch 1, then 0.5: a gain at epoch 2, none after."""
 
