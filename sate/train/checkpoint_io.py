@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
-from lightning.pytorch.callbacks import Checkpoint, ModelCheckpoint
+from lightning.pytorch.callbacks import Checkpoint, EarlyStopping, ModelCheckpoint
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from sate.files import atomic_torch_save
@@ -170,3 +170,19 @@ class MidEpochCheckpoint(Checkpoint):
             trainer.save_checkpoint(self.path, weights_only=False)
             self._last = time.monotonic()
             self.saved_step = trainer.global_step
+
+
+class ConfiguredPatience(EarlyStopping):
+    """Lightning's early stopping with the patience this run was given: Lightning put back the checkpoint's, so a
+    resume with trainer.patience raised (a key a resume may change, said "resuming with trainer.patience changed")
+    stopped at the old patience all the same (32nd hostile pass). Its state is kept under Lightning's own key, so
+    checkpoints of either class resume with the other."""
+
+    @property
+    def state_key(self) -> str:
+        return "EarlyStopping" + repr({"monitor": self.monitor, "mode": self.mode})
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        patience = self.patience
+        super().load_state_dict(state_dict)
+        self.patience = patience

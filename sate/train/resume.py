@@ -376,6 +376,91 @@ def check_budget(point: ResumePoint, max_epochs: int, max_steps: int) -> None:
                         "or train into a new --exp")
 
 
+PATIENCE_EXHAUSTED = 3  # Lightning's EarlyStoppingReason of a run its patience ended (stopping_reason in its state)
+
+
+def early_stop_state(checkpoint: dict[str, Any], monitor: str, mode: str | None = None) -> dict[str, Any] | None:
+    """The checkpoint's EarlyStopping state for `monitor` (and `mode`, where given), kept under Lightning's key
+    "EarlyStopping{'monitor': M, 'mode': m}"; None where the run kept none (no patience) or another monitor's."""
+    callbacks = checkpoint.get("callbacks")
+    if not isinstance(callbacks, dict):
+        return None
+    modes = (mode,) if mode is not None else ("min", "max")
+    for each in modes:
+        state = callbacks.get("EarlyStopping" + repr({"monitor": monitor, "mode": each}))
+        if isinstance(state, dict):
+            return state
+    return None
+
+
+def _patience_ended(state: dict[str, Any] | None, ckpt: dict[str, Any]) -> bool:
+    """Did the run's patience end it, at this checkpoint? Lightning records why since 2.5; before, a stopped epoch
+    with the count at the patience it ran with says so. Lightning never clears the reason or the stopped epoch: a
+    run once stopped, then trained on with a raised patience, kept them in every later checkpoint, and a resume of
+    it at its max_epochs, or killed inside an epoch, was taken as stopped (review32e). Only the end of the epoch
+    early stopping stopped at is its end."""
+    header = ckpt.get("sate") if isinstance(ckpt.get("sate"), dict) else {}
+    if state is None or header.get("mid_epoch") is not False or not is_int64(ckpt.get("epoch")) \
+            or state.get("stopped_epoch") != ckpt.get("epoch"):
+        return False
+    reason = state.get("stopping_reason")
+    if reason is not None:
+        return reason == PATIENCE_EXHAUSTED
+    wait, patience = state.get("wait_count"), state.get("patience")
+    return bool(state.get("stopped_epoch")) and is_int64(wait) and is_int64(patience) and wait >= patience
+
+
+def finished(point: ResumePoint, trainer: Any) -> str | None:
+    """Why the run of `point` has nothing left to train under the resume's `trainer` settings, or None. Lightning
+    resumed a run that early stopping had ended with its wait count, which it checks only at the next validation:
+    the resume trained one more epoch (writing epochNNN.ckpt, and changing a recipe's average at its `--stage` after
+    training) and stopped again (32nd hostile pass, hand32r's leftover); one at its max_minutes trained one more
+    update; one at max_epochs or max_steps trained nothing but made log folders and counted a run."""
+    assert point.checkpoint is not None
+    ckpt = point.checkpoint
+    state = early_stop_state(ckpt, trainer.monitor, trainer.monitor_mode)
+    wait = state.get("wait_count") if state is not None else None
+    if trainer.patience > 0 and _patience_ended(state, ckpt) and is_int64(wait) and wait >= trainer.patience:
+        epoch = state.get("stopped_epoch")
+        at = f" at epoch {epoch} (counted from 0)" if is_int64(epoch) else ""
+        return (f"early stopping ended this run{at}: {trainer.monitor} has not improved for {wait} validation(s), "
+                f"trainer.patience {trainer.patience}; raise trainer.patience (0: off) to train on")
+    header = ckpt.get("sate") if isinstance(ckpt.get("sate"), dict) else {}
+    epoch, step = ckpt.get("epoch"), ckpt.get("global_step")
+    if is_int64(step) and trainer.max_steps >= 0 and step >= trainer.max_steps:
+        return f"the run has made its trainer.max_steps {trainer.max_steps:,} updates; raise it to train on"
+    if header.get("mid_epoch") is False and is_int64(epoch) and epoch + 1 >= trainer.max_epochs:
+        epochs = "epoch" if trainer.max_epochs == 1 else "epochs"
+        return f"the run has trained its trainer.max_epochs {trainer.max_epochs:,} {epochs}; raise it to train on"
+    timer = ckpt.get("callbacks", {}).get("Timer") if isinstance(ckpt.get("callbacks"), dict) else None
+    spent = timer.get("time_elapsed", {}).get("train") if isinstance(timer, dict) and isinstance(
+        timer.get("time_elapsed"), dict) else None
+    if trainer.max_minutes is not None and isinstance(spent, (int, float)) and spent >= trainer.max_minutes * 60:
+        return (f"the run has spent its trainer.max_minutes {trainer.max_minutes:g} minutes of training time; raise "
+                "it to train on")
+    return None
+
+
+def early_stop_note(point: ResumePoint, trainer: Any) -> str | None:
+    """What a resume of a run that early stopping ended does instead of ending at once (`finished`), and why: the
+    patience raised or off, or the monitor's mode changed (whose early stopping starts afresh)."""
+    assert point.checkpoint is not None
+    state = early_stop_state(point.checkpoint, trainer.monitor)
+    if not _patience_ended(state, point.checkpoint):
+        return None
+    assert state is not None
+    epoch = state.get("stopped_epoch")
+    said = f"early stopping ended this run at epoch {epoch} (counted from 0)" if is_int64(epoch) else \
+        "early stopping ended this run"
+    if trainer.patience == 0:
+        return f"{said}; trainer.patience is now 0 (off): it trains on up to its budget"
+    if early_stop_state(point.checkpoint, trainer.monitor, trainer.monitor_mode) is None:
+        return (f"{said}; trainer.monitor_mode is now {trainer.monitor_mode}: early stopping starts afresh, and it "
+                "trains on")
+    return (f"{said} after {state.get('wait_count')} validation(s) without a gain; trainer.patience is now "
+            f"{trainer.patience}: it trains on")
+
+
 def check_weights(point: ResumePoint, model: torch.nn.Module) -> None:
     """Refuse a resume whose checkpoint's weights do not fit the model the config builds now: the config names a
     hub directory (acoustic.path, textual.path) by its path, and one that now holds another model (downloaded

@@ -738,13 +738,13 @@ def escape_lightning_lines() -> None:
 def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, num_nodes: int, callbacks: list | None,
            lock: object, lr_where: str = "the config", forget: Callable[[], None] | None = None) -> Path:
     import lightning as L
-    from lightning.pytorch.callbacks import EarlyStopping, TQDMProgressBar
+    from lightning.pytorch.callbacks import TQDMProgressBar
     from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 
     from sate.data.cmvn_record import cmvn_record
     from sate.data.sampler import OtherItems  # heavy: numpy and torch
     from sate.data.vocab import load_vocabularies, made_from_another_train
-    from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint, MovableCheckpoint
+    from sate.train.checkpoint_io import AtomicCheckpointIO, ConfiguredPatience, MidEpochCheckpoint, MovableCheckpoint
     from sate.train.data import plan_batch
     from sate.train.datamodule import SateDataModule, check_mt_text
     from sate.train.frozen_cache import check_teacher_cache
@@ -758,7 +758,9 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         check_teachers,
         check_vocabularies,
         check_weights,
+        early_stop_note,
         find_resume_point,
+        finished,
         set_aside,
         teacher_prints,
     )
@@ -776,6 +778,22 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     if point.checkpoint is not None:
         check_config_change(point, config, exp)
         check_budget(point, config.trainer.max_epochs, config.trainer.max_steps)
+        done = finished(point, config.trainer)
+        if done is not None:  # before anything is written: no log version, snapshot or run counted
+            data_dir = Path(str(config.data.dir))
+            if data_dir.is_dir():
+                # a finished run started again after `sate vocab` or `sate features` remade the data was refused
+                # here as any resume is, and the recipe's training stage with it (review32e)
+                src_vocab, tgt_vocab = load_vocabularies(data_dir, config.task)
+                check_vocabularies(point, src_vocab.tokens, tgt_vocab.tokens, data_dir)
+                check_cmvn(point, data_dir / layout.CMVN if config.task != "mt" and config.data.cmvn == "global"
+                           else None)
+            if primary and point.path != ckpt_dir / layout.LAST_CHECKPOINT:
+                for note in point.notes:
+                    print(one_line(note))  # a damaged or missing last.ckpt is named (review32e)
+            if primary:
+                print(one_line(f"{point.path}: {done}; nothing to train, nothing changed"))
+            return ckpt_dir
     untrained = untrained_wer_monitor(config.task, config.model, config.trainer.monitor)
     if untrained is not None and point.checkpoint is None:
         raise SateError(f"{untrained}; {WER_MONITOR_ADVICE}, or give model.loss.ctc_weight above 0")
@@ -816,6 +834,9 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
             unused = " (not loaded: a resume's weights are its checkpoint's; init applies to a fresh start)" \
                 if key == "init" else ""
             print(one_line(f"resuming with {key} changed: {shown(old)} -> {shown(new)}{unused}"))
+        said = early_stop_note(point, config.trainer) if point.checkpoint is not None else None
+        if said is not None:
+            print(one_line(f"note: {said}"))
     L.seed_everything(config.seed, workers=True, verbose=False)
 
     data_dir = Path(str(config.data.dir))
@@ -879,7 +900,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         clock,
     ]
     if tconf.patience > 0:
-        callbacks.append(EarlyStopping(monitor=monitor, mode=mode, patience=tconf.patience))
+        callbacks.append(ConfiguredPatience(monitor=monitor, mode=mode, patience=tconf.patience))
     # the data directory read and checked before Lightning's loggers make this run's version folders and the snapshot
     # is written: a resume refused in Lightning's setup (a feature index missing or unreadable) left
     # tensorboard/version_N and logs/version_N, a rewritten config.yaml, and a run counted in train_time.json
