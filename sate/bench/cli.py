@@ -56,6 +56,7 @@ from sate.bench.measure import Machine, machine
 from sate.bench.measure import __doc__ as PEAK_DOC
 from sate.bench.subject import Subject, SubjectInfo, build_tiny, load_subject
 from sate.cli import Terminated, signals_as_interrupts
+from sate.data.manifest import check_split_names, missing_split
 from sate.decode.options import MAX_BEAM
 from sate.errors import SIGNAL_ENDINGS, SateError, one_line, shown
 from sate.files import atomic_write_text, describe_os_error, require_file
@@ -161,6 +162,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         # frames/s: `--parts scale,gpu` put it against the assumed 50,000 while this run measured the real one
         args.parts.remove("gpu")
         args.parts.insert(args.parts.index("scale"), "gpu")
+    if args.split is not None:  # `--split ../other/dev` read another data directory's manifest, as evaluate refuses
+        try:
+            check_split_names([args.split], "--split")
+        except SateError as err:
+            parser.error(str(err))
     if args.model is not None and args.data is None:
         parser.error("--model needs --data")
     if args.data is not None and args.model is None and "whisper-window" not in args.parts:
@@ -214,11 +220,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def split_of(args: argparse.Namespace, subject: Subject | None) -> str:
+    """The split the decode and length parts read: --split, else dev (with --tiny: train)."""
+    return args.split or ("train" if subject is not None and subject.tiny else "dev")
+
+
 def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -> PartResults:
     """Run the chosen parts in order, printing each table as soon as its part is done."""
     max_frames = args.max_frames or (train_part.default_max_frames(subject.model_path)
                                      if subject is not None and not subject.tiny else train_part.DEFAULT_MAX_FRAMES)
-    split = args.split or ("train" if subject is not None and subject.tiny else "dev")
+    split = split_of(args, subject)
     result = PartResults()
     for part in args.parts:
         torch.set_num_threads(threads)  # `sate features` (in --tiny and the data part) leaves torch at 1 thread
@@ -372,7 +383,16 @@ def check_pack_early(args: argparse.Namespace) -> None:
         read_pack_yaml(args.pack)
     if "whisper-window" in reads:
         manifest = args.data / f"{args.split}.jsonl"
-        require_file(manifest, "a manifest", f"{manifest} is missing (--split {args.split} of --data)")
+        require_file(manifest, "a manifest", missing_split(manifest, f"{manifest} is missing (--split {args.split} of "
+                                                                     "--data)"))
+
+
+def check_split_early(args: argparse.Namespace, subject: Subject) -> None:
+    """The split the decode and length parts read, before any part: `--parts train,length --split tst-common` was
+    refused when the length part began, after the train part's minutes, naming none of the splits there."""
+    reads = "decode" in args.parts or ("length" in args.parts and length_part.frame_kind(subject.model) is not None)
+    if reads:
+        subject.dataset(split_of(args, subject))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -396,6 +416,8 @@ def _main(argv: list[str] | None) -> int:
                 subject = build_tiny(Path(tmp))
             elif args.model is not None:
                 subject = load_subject(args.model, args.data)
+            if subject is not None:
+                check_split_early(args, subject)
             if subject is not None and "decode" in args.parts:
                 check_beam(args.beam, subject)
             torch.set_num_threads(threads)

@@ -20,6 +20,7 @@ import torch
 from sate import layout
 from sate.bench.steps import run_sate as sate
 from sate.data.dataset import Batch, SpeechDataset, collate
+from sate.data.manifest import missing_split
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 from sate.files import require_file
@@ -57,7 +58,7 @@ class Subject:
         """A split with global CMVN, as `sate evaluate` reads it (loaded once)."""
         if split not in self._datasets:
             manifest = self.data / f"{split}.jsonl"
-            require_file(manifest, "a manifest", f"{manifest} is missing (a split of the prepared data dir)")
+            require_file(manifest, "a manifest", missing_split(manifest, f"{manifest} is missing (--split {split})"))
             self._datasets[split] = SpeechDataset.from_data_dir(self.data, split, self.src, self.tgt,
                                                                 cmvn=self.data / layout.CMVN)
         return self._datasets[split]

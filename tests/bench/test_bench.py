@@ -316,6 +316,32 @@ def test_a_beam_beyond_the_target_vocabulary_is_refused_before_any_part(tmp_path
     assert not out.exists()
 
 
+@pytest.mark.parametrize("parts", ["train,length", "train,decode"])
+def test_a_split_misspelt_is_named_before_any_part(parts: str, tmp_path: Path, tiny_st_file: Path,
+                                                   prepared_data: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`--parts train,length --split tst-common` was refused when the length part began, after the train part's
+    minutes, naming none of the splits the data directory holds (32nd hostile pass)."""
+    def train(*_: object) -> None:
+        raise AssertionError("the train part ran")
+
+    monkeypatch.setattr(train_part, "run", train)
+    out = tmp_path / "bench.json"
+    assert main(["--model", str(tiny_st_file), "--data", str(prepared_data), "--parts", parts, "--split",
+                 "tst-common", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{prepared_data / 'tst-common.jsonl'} is missing (--split tst-common); {prepared_data} holds the " \
+           "splits train, dev, tst-COMMON" in err and not out.exists()
+
+
+@pytest.mark.parametrize("split", ["../other/dev", "", ".hidden"])
+def test_a_split_that_is_no_name_is_refused(split: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--split ../other/dev` read another data directory's manifest, which `sate evaluate` refuses (32nd pass)."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["--parts", "gpu", "--split", split])  # refused as it is parsed, before the part's CUDA check
+    assert exit_.value.code == 2 and "is not a split name" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("text", "says"), [
     ("batch: {per_device: abc}\n", "batch.per_device must be a whole number of at least 1, got 'abc'"),
     ("batch: {per_device: 0}\n", "batch.per_device must be a whole number of at least 1, got 0"),
