@@ -747,6 +747,26 @@ def recording_sate(tmp_path: Path, script: str = RECORDING_SATE) -> None:
     (tmp_path / "bin" / "sate").chmod(0o755)
 
 
+def fake_libri_trans(root: Path) -> dict[str, Path]:
+    """``root`` laid out as Augmented LibriSpeech's train, dev and test folders, each file holding its own name: what
+    the recipe's stage 0 checks and stamps, for a `sate` that records (no audio); the split folders by name."""
+    dirs = {name: root / name for name in ("train", "dev", "test")}
+    for name, folder in dirs.items():
+        folder.mkdir(parents=True)
+        for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
+            (folder / file).write_text(f"{file}\n")
+    return dirs
+
+
+def libri_trans_under_recording(tmp_path: Path, script: str) -> tuple[Path, dict[str, str]]:
+    """(a `fake_libri_trans` at ``tmp_path/libri trans``, the environment whose PATH finds ``script`` as `sate`,
+    recording into ``tmp_path/args``)."""
+    recording_sate(tmp_path, script)
+    root = tmp_path / "libri trans"
+    fake_libri_trans(root)
+    return root, {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+
+
 def run_streaming(tmp_path: Path, *options: str, **env: str) -> subprocess.CompletedProcess:
     """recipes/synth/local/streaming.sh run in ``tmp_path`` with ``options`` under its ``bin/sate`` (`recording_sate`:
     the arguments of each evaluation appended to ``tmp_path/args.txt``), ``env`` added to the environment."""
@@ -1208,13 +1228,7 @@ def test_a_corpus_whose_text_changed_is_prepared_again(tmp_path: Path) -> None:
     """Augmented LibriSpeech (or MuST-C) corrected or unpacked again in place: stage 0 was "done already", and every
     stage after it, on the manifests of the old text, exit 0 (thirtieth hostile pass). A data directory prepared
     before the text was stamped (its marker without it) stays done. A `sate` that records its commands stands in."""
-    recording_sate(tmp_path, '#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
-    root = tmp_path / "libri trans"
-    for name in ("train", "dev", "test"):
-        (root / name).mkdir(parents=True)
-        for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
-            (root / name / file).write_text(f"{file}\n")
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    root, env = libri_trans_under_recording(tmp_path, '#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
     data = tmp_path / "data"
     argv = ["bash", ROOT / "recipes" / "libri_trans" / "run.sh", "--root", root, "--data", data, "--stop-stage", "0"]
 
@@ -1243,11 +1257,7 @@ def test_a_test_split_s_text_changed_prepares_that_split_alone(tmp_path: Path, r
     recording_sate(tmp_path, '#!/bin/bash\necho "$*" >> "$SATE_ARGS"\n')
     if recipe == "libri_trans":
         root = tmp_path / "libri trans"
-        dirs = {name: root / name for name in ("train", "dev", "test")}
-        for name, folder in dirs.items():
-            folder.mkdir(parents=True)
-            for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
-                (folder / file).write_text(f"{file}\n")
+        dirs = fake_libri_trans(root)
         corpus, test = ["--root", root], ("test", dirs["test"] / "test.fr")
     else:
         root = tmp_path / "mustc"
@@ -1350,13 +1360,7 @@ def test_a_path_spelled_otherwise_is_the_same_path(tmp_path: Path) -> None:
     corpus again, and with it every stage after it ran again: features, vocabularies, each training resumed (one stopped
     early trained another epoch) (thirty-second hostile pass). A path option is recorded in one spelling now; a
     marker written before in another spelling of it is done for that spelling too."""
-    recording_sate(tmp_path, '#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
-    root = tmp_path / "libri trans"
-    for name in ("train", "dev", "test"):
-        (root / name).mkdir(parents=True)
-        for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
-            (root / name / file).write_text(f"{file}\n")
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    root, env = libri_trans_under_recording(tmp_path, '#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
     seen = 0
 
     def commands(*paths: str, stages: tuple[str, str] = ("0", "4")) -> list[str]:
@@ -1392,13 +1396,7 @@ def test_a_path_spelled_otherwise_is_the_same_path(tmp_path: Path) -> None:
 def test_a_test_split_s_text_changed_is_said_by_a_run_that_scores_without_stage_0(tmp_path: Path) -> None:
     """A reference corrected in the corpus, then `--stage 7 --stop-stage 8`: decoded and scored against the manifests'
     references of before, exit 0, without a word (thirty-second hostile pass). A `sate` that records stands in."""
-    recording_sate(tmp_path, '#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
-    root = tmp_path / "libri trans"
-    for name in ("train", "dev", "test"):
-        (root / name).mkdir(parents=True)
-        for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
-            (root / name / file).write_text(f"{file}\n")
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    root, env = libri_trans_under_recording(tmp_path, '#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
 
     def run(first: str, last: str) -> str:
         return subprocess.run(["bash", str(ROOT / "recipes" / "libri_trans" / "run.sh"), "--root", str(root), "--data",
@@ -1422,13 +1420,7 @@ def test_a_corpus_not_there_is_no_test_text_changed(tmp_path: Path) -> None:
     machine from `--stage 3`, as docs/recipes.md describes; the corpus removed after stage 0), and its advice
     `--stage 0` prepared (or refused) the whole corpus (thirty-second hostile pass, review32r). Said now only where
     the test text is there and differs, with what `--stage 0` then does."""
-    recording_sate(tmp_path, '#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
-    root = tmp_path / "libri trans"
-    for name in ("train", "dev", "test"):
-        (root / name).mkdir(parents=True)
-        for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
-            (root / name / file).write_text(f"{file}\n")
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    root, env = libri_trans_under_recording(tmp_path, '#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
 
     def run(first: str, last: str = "11") -> str:
         return subprocess.run(["bash", str(ROOT / "recipes" / "libri_trans" / "run.sh"), "--root", str(root), "--data",
@@ -1475,13 +1467,7 @@ def test_a_marker_of_the_recipes_before_is_done_where_one_path_begins_another(tm
     with (old / "recipes" / "lib" / "stages.sh").open("a") as stages:
         stages.write("""\nabsolute() { case "$1" in /*|'') printf '%s' "$1" ;; """
                      """*) printf '%s/%s' "${caller_dir%/}" "$1" ;; esac; }\nrespelled() { :; }\n""")
-    recording_sate(tmp_path, MAKING_SATE)
-    root = tmp_path / "libri trans"
-    for name in ("train", "dev", "test"):
-        (root / name).mkdir(parents=True)
-        for file in ("alignments.meta", f"{name}.en", f"{name}.fr"):
-            (root / name / file).write_text(f"{file}\n")
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    root, env = libri_trans_under_recording(tmp_path, MAKING_SATE)
 
     def commands(recipes: Path, *options: str) -> list[str]:
         (tmp_path / "args").write_text("")
