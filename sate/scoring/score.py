@@ -482,8 +482,13 @@ def _line_ends_hint(hyp: Path, hyps: list[str], ref: Path, refs: list[str]) -> s
         char = next(c for c, name in LINE_BREAKS.items() if name == brk)
         split = sum(len(line.rstrip(char).split(char)) for line in lines)
         if abs(split - other) < abs(len(lines) - other):
+            # a CR's advice keeps a CRLF line end one line: `tr` alone doubled every line of a CRLF file holding one
+            # bare \r (fix32d's neighbour)
+            word = shell_word(str(path))
+            how = (f" (sed 's/\\r$//' {word} | tr '\\r' '\\n' > {word}.lf && mv {word}.lf {word})" if char == "\r"
+                   else "")
             return (f": {one_line(str(path))} holds {brk} inside its lines (lines that end with it alone?); save it "
-                    "with \\n line ends (tr '\\r' '\\n' for \\r)")
+                    f"with \\n line ends{how}")
     return ""
 
 

@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import os
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -806,8 +807,16 @@ def test_line_count_mismatch_names_carriage_return_line_ends(tmp_path: Path, cap
     assert main(["score", "--hyp", str(mac), "--ref", str(ref)]) == 2
     err = capsys.readouterr().err
     assert f"{mac} has 1 lines but {ref} has 3: {mac} holds a carriage return (\\r) inside its lines" in err
-    assert "tr '\\r' '\\n'" in err
-    mac.write_bytes(mac.read_bytes().replace(b"\r", b"\n"))  # the advice, followed
+    advice = re.search(r"\((sed .*)\)$", err.strip()).group(1)
+    assert subprocess.run(["bash", "-c", advice], cwd=tmp_path).returncode == 0  # the advice, followed
+    assert main(["score", "--hyp", str(mac), "--ref", str(ref)]) == 0
+    capsys.readouterr()
+    # a CRLF file with one bare \r (its \n lost): `tr '\r' '\n'` alone doubled every line (fix32d's neighbour)
+    mac.write_bytes(b"eins\r\nzwei\rdrei\r\n")
+    assert main(["score", "--hyp", str(mac), "--ref", str(ref)]) == 2
+    advice = re.search(r"\((sed .*)\)$", capsys.readouterr().err.strip()).group(1)
+    assert subprocess.run(["bash", "-c", advice], cwd=tmp_path).returncode == 0
+    assert mac.read_bytes() == b"eins\nzwei\ndrei\n"
     assert main(["score", "--hyp", str(mac), "--ref", str(ref)]) == 0
 
 
