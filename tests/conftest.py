@@ -448,6 +448,24 @@ def _signals_as_found() -> Iterator[None]:
         pytest.fail(f"the test left the handler of {', '.join(changed)} changed")
 
 
+# Lightning's launcher sets these in its own process too (MASTER_ADDR, MASTER_PORT, NODE_RANK, LOCAL_RANK,
+# WORLD_SIZE) when a run starts other processes: a test training in-process with several leaves them to the tests
+# after it, and a later two-process test's own launch was refused as "LOCAL_RANK='0' is set" (CI of 6c1525e).
+_LAUNCH_VARIABLES = ("MASTER_ADDR", "MASTER_PORT", "NODE_RANK", "LOCAL_RANK", "WORLD_SIZE", "RANK", "GROUP_RANK")
+
+
+@pytest.fixture(autouse=True)
+def _launch_variables_as_found() -> Iterator[None]:
+    """Put back the launch variables a test's in-process training set or changed."""
+    before = {name: os.environ.get(name) for name in _LAUNCH_VARIABLES}
+    yield
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 # ------------------------------------------------------------------------------------------------ hub models
 
 MARIAN_SIZES = {"d_model": 16, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 2,

@@ -127,7 +127,7 @@ TEXT_KINDS: dict[tuple[str, str], str] = {
     ("analyze attention", "--device"): "device",
 }
 NUMBER_TYPES = {"whole_number": "int", "real_number": "float", "int": "int", "float": "float"}  # sate.numbers'
-READ_TYPES = ("read_name",)  # a file or folder the command reads
+READ_TYPES = ("read_name", "audio_name")  # a file or folder the command reads (audio_name: refusing URLs)
 WRITE_TYPES = ("dir_name", "file_name", "Path", "_out_name")  # one it writes (fetch-whisper's --cache: its cache)
 
 

@@ -34,7 +34,8 @@ def test_valid_wer_of_an_untrained_ctc_is_refused_for_a_new_run_and_a_run_begun_
     # the tiny config's warm-up (2 updates) outlasts its one update: noted (tests/train/test_schema_warmup.py)
     assert "note: optim.warmup_steps 2 is more than trainer.max_steps 1: the learning rate is still rising at the " \
         "last update, at 50% of optim.lr" in capsys.readouterr().out
-    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old"), "--set", "trainer.max_steps=2"]) == 0
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old"), "--set", "trainer.max_steps=2",
+                 "--set", "trainer.max_epochs=2"]) == 0  # both budgets raised: a run at its max_epochs ends at once
     out = capsys.readouterr().out
     assert "note: trainer.monitor valid/wer is the CTC head's greedy WER, and with model.loss.ctc_weight 0 no loss " \
         "trains that head towards the transcripts" in out and "this run began so" in out
@@ -64,7 +65,8 @@ def test_a_hybrid_asr_model_whose_ctc_no_loss_trains_is_refused_for_a_new_run(
         old_sate.setattr("sate.train.trainer.untrained_output", lambda *args: None, raising=False)
         assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old")]) == 0
     capsys.readouterr()
-    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old"), "--set", "trainer.max_steps=2"]) == 0
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old"), "--set", "trainer.max_steps=2",
+                 "--set", "trainer.max_epochs=2"]) == 0  # both budgets raised: a run at its max_epochs ends at once
     assert "note: an ASR model's transcripts are its CTC head's (sate evaluate, translate, the cascade, and SATE's " \
         "--init-from asr read it), and with model.loss.ctc_weight 0 no loss trains that head; this run began so" \
         in capsys.readouterr().out
@@ -168,6 +170,6 @@ def test_a_resume_of_an_st_run_begun_with_a_trained_mt_does_not_call_its_decoder
     assert SPEECH_NOTE in capsys.readouterr().out
     for steps in (2, 3):
         assert main(["train", "--config", str(path), "--exp", str(tmp_path / "st"), "--set",
-                     f"trainer.max_steps={steps}"]) == 0
+                     f"trainer.max_steps={steps}", "--set", f"trainer.max_epochs={steps}"]) == 0
         out = capsys.readouterr().out
         assert "no loss trains it from its random start" not in out and SPEECH_NOTE in out, (steps, out)

@@ -190,7 +190,7 @@ def test_an_mt_text_store_it_may_not_enter_is_refused_before_the_experiment_is_t
     (store,) = (data / "mt_bin").iterdir()
     store.chmod(0)
     try:
-        status, err = as_a_user(argv)
+        status, err = as_a_user([*argv, "--set=trainer.max_steps=2", "--set=trainer.max_epochs=2"])  # to train on
     finally:
         store.chmod(0o755)
     assert status == 2, err
