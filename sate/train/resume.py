@@ -363,12 +363,10 @@ def check_budget(point: ResumePoint, max_epochs: int, max_steps: int) -> None:
     """Refuse a resume whose `trainer.max_epochs` or `trainer.max_steps` (keys a resume may change) is below where
     the checkpoint is: Lightning refused the epochs with a MisconfigurationException traceback once the model and
     the data were set up, and the updates with "`max_steps` reached", exit 0, nothing trained (twenty-ninth pass,
-    hand29c's leftover). A budget the run has just reached (a finished run started again) is not refused. The epoch
-    (counted from 0) is beyond a budget it equals: a run of 3 epochs resumed with max_epochs 2 was told it "has trained
-    its trainer.max_epochs 2 epochs; raise it to train on", and raised to 3, the same (review32y)."""
+    hand29c's leftover). A budget the run has just reached (a finished run started again) is not refused."""
     assert point.checkpoint is not None
     epoch, step = point.checkpoint.get("epoch"), point.checkpoint.get("global_step")
-    if isinstance(epoch, int) and epoch >= max_epochs:
+    if isinstance(epoch, int) and epoch > max_epochs:
         raise SateError(f"{point.path}: the run is at epoch {epoch} (counted from 0), beyond trainer.max_epochs "
                         f"{max_epochs}: a resume trains on up to its budget; raise trainer.max_epochs to train "
                         "more, or train into a new --exp")
