@@ -21,6 +21,7 @@ from lightning.pytorch.callbacks import Checkpoint, EarlyStopping, ModelCheckpoi
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from sate.files import atomic_torch_save
+from sate.train.resume import early_stopping_key
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
@@ -180,7 +181,7 @@ class ConfiguredPatience(EarlyStopping):
 
     @property
     def state_key(self) -> str:
-        return "EarlyStopping" + repr({"monitor": self.monitor, "mode": self.mode})
+        return early_stopping_key(self.monitor, self.mode)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         patience = self.patience

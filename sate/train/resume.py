@@ -379,15 +379,20 @@ def check_budget(point: ResumePoint, max_epochs: int, max_steps: int) -> None:
 PATIENCE_EXHAUSTED = 3  # Lightning's EarlyStoppingReason of a run its patience ended (stopping_reason in its state)
 
 
+def early_stopping_key(monitor: str, mode: str) -> str:
+    """Lightning's key of an EarlyStopping's state in a checkpoint: `ConfiguredPatience` keeps its state there too."""
+    return "EarlyStopping" + repr({"monitor": monitor, "mode": mode})
+
+
 def early_stop_state(checkpoint: dict[str, Any], monitor: str, mode: str | None = None) -> dict[str, Any] | None:
-    """The checkpoint's EarlyStopping state for `monitor` (and `mode`, where given), kept under Lightning's key
-    "EarlyStopping{'monitor': M, 'mode': m}"; None where the run kept none (no patience) or another monitor's."""
+    """The checkpoint's EarlyStopping state for `monitor` (and `mode`, where given), kept under
+    `early_stopping_key`; None where the run kept none (no patience) or another monitor's."""
     callbacks = checkpoint.get("callbacks")
     if not isinstance(callbacks, dict):
         return None
     modes = (mode,) if mode is not None else ("min", "max")
     for each in modes:
-        state = callbacks.get("EarlyStopping" + repr({"monitor": monitor, "mode": each}))
+        state = callbacks.get(early_stopping_key(monitor, each))
         if isinstance(state, dict):
             return state
     return None
