@@ -317,6 +317,13 @@ def folding_note(data_dir: Path, manifest: Path, mt_files: Sequence[tuple[Path, 
             "then train again the models that read the old one")
 
 
+# SentencePiece's threads. Its model depends on their count (the sentences are split in that many parts), not on the
+# cores that run them: with one thread a core, one corpus gave one vocabulary on a 1-core machine and another on a
+# 2-core one, so models, scores and a moved data directory's resume differed from machine to machine (33rd hostile
+# pass). A fixed count gives the same bytes everywhere; 8 costs a 2-core machine 3% over 2 threads.
+SPM_THREADS = 8
+
+
 def train_spm(sentences: Sequence[str], size: int, option: str, sampled: str = "", rule: str = "nmt_nfkc") -> bytes:
     """A unigram model with ``<unk>`` at 0 and no bos/eos/pad pieces (the token list adds ours), trained in a child
     process (`sate.data.spm_child`) so that a signal ends the command at once. ``sampled``: what a failure adds when
@@ -327,7 +334,7 @@ def train_spm(sentences: Sequence[str], size: int, option: str, sampled: str = "
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         raise SateError(f"{option}: no training text")
-    feed = "\n".join(chain([json.dumps({"size": size, "threads": os.cpu_count() or 1, "normalization": rule})],
+    feed = "\n".join(chain([json.dumps({"size": size, "threads": SPM_THREADS, "normalization": rule})],
                            map(json.dumps, sentences))).encode()
     package_root = str(Path(__file__).resolve().parents[2])  # where `sate` is, for the child's `-m`
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}

@@ -375,7 +375,7 @@ def test_the_training_process_gives_the_model_sentencepiece_gives_in_process() -
     with the same seed: the model is the one an in-process training gives, byte for byte."""
     import io
 
-    from sate.data.vocab import train_spm
+    from sate.data.vocab import SPM_THREADS, train_spm
 
     sentences = [f"the {w} is on the {v} table" for w in ("cat", "dog", "cup", "map") for v in ("red", "big", "old")]
     sentences += ["naïve “quotes” and a line\nbreak", "zero\u200cwidth non-joiner"]
@@ -384,8 +384,26 @@ def test_the_training_process_gives_the_model_sentencepiece_gives_in_process() -
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(sentences), model_writer=model, vocab_size=30, model_type="unigram",
         character_coverage=1.0, unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, input_sentence_size=2_000_000,
-        shuffle_input_sentence=True, num_threads=os.cpu_count() or 1, minloglevel=2)
+        shuffle_input_sentence=True, num_threads=SPM_THREADS, minloglevel=2)
     assert train_spm(sentences, 30, "--joint") == model.getvalue()
+
+
+@pytest.mark.slow
+def test_one_text_gives_one_vocabulary_on_any_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SentencePiece's model depends on its thread count, which followed the cores: one corpus gave another
+    vocabulary on a 1-core machine than on a 2-core one (33rd hostile pass)."""
+    import random
+
+    from sate.data.vocab import train_spm
+
+    rng = random.Random(0)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9))) for _ in range(600)]
+    sentences = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 15))) for _ in range(3000)]
+    models = []
+    for cores in (1, 2):
+        monkeypatch.setattr(os, "cpu_count", lambda cores=cores: cores)
+        models.append(train_spm(sentences, 300, "--joint"))
+    assert models[0] == models[1]
 
 
 def test_a_model_writes_the_characters_of_its_text_as_the_text_does() -> None:
