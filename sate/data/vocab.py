@@ -21,6 +21,7 @@ import re
 import signal
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, islice
 from pathlib import Path
@@ -114,7 +115,7 @@ class Vocabulary:
             raise SateError(f"{token_list}:{line}: token list does not match {spm_model} "
                             f"({len(self.tokens)} tokens, the model implies {len(expected)})")
         self.sos_eos_id = len(self.tokens) - 1
-        self.clean = plain_nfkc(self.sp)  # cleaned `as_nmt_nfkc`, as the model's text was before training
+        self.clean = cleaned(self.sp)  # cleaned `as_nmt_nfkc`, as the model's text was before training
 
 
     @classmethod
@@ -250,16 +251,26 @@ def normalization_rule(sentences: Sequence[str]) -> str:
     lines = sentences[:ORDER_LINES]
     if unspaced(lines):
         return "identity"
-    return "nfkc" if 10 * sum(JOINED.search(line) is not None for line in lines) >= max(len(lines), 1) else "nmt_nfkc"
+    return "nfkc" if 10 * sum(map(joined, lines)) >= max(len(lines), 1) else "nmt_nfkc"
 
 
-JOINED = re.compile(r"\w\u200c\w")  # a zero-width non-joiner inside a word, as Persian writes them (nmt_nfkc keeps ZWJ)
+# A zero-width non-joiner after a letter (and the marks on it: Persian's kasra, "کتابِ\u200cها") and before one, as
+# Persian writes its words' parts (nmt_nfkc keeps ZWJ). The marks between are checked by category: `\w` is no mark,
+# so a joiner after one was not counted, and a text whose joined words end in a vowel sign trained with nmt_nfkc.
+JOINED = re.compile(r"\w([^\w\s\u200c]*)\u200c(?=\w)")
+
+
+def joined(line: str) -> bool:
+    """Does ``line`` hold a zero-width non-joiner inside a word (`JOINED`)?"""
+    return any(all(unicodedata.category(ch)[0] == "M" for ch in match[1]) for match in JOINED.finditer(line))
+
+
 # What SentencePiece's nmt_nfkc reads as a space, or drops, where its plain nfkc keeps it (every code point compared,
-# sentencepiece 0.2.0), less U+200C, the one a Persian text needs kept: a text trained with plain nfkc is cleaned of
-# them before training and before each encoding, as nmt_nfkc would, so that a tab inside a Persian translation is a
-# space, not a character SentencePiece makes no piece of (<unk>, " ⁇ " in the output), and a stray control character,
-# U+200B, a bidi mark, a byte-order mark or U+FFFD is not a piece of its own (review32d). U+FF5E, which nfkc folds to
-# "~" and nmt_nfkc keeps, is the one difference left.
+# sentencepiece 0.2.0), less U+200C, the one a Persian text needs kept: a text trained with plain nfkc (or identity) is
+# cleaned of them before training and before each encoding, as nmt_nfkc would, so that a tab inside a Persian (or
+# Chinese) translation is a space, not a character SentencePiece makes no piece of (<unk>, " ⁇ " in the output), and a
+# stray control character, U+200B, a bidi mark, a byte-order mark or U+FFFD is not a piece of its own (review32d).
+# U+FF5E, which nfkc folds to "~" and nmt_nfkc keeps, is the one difference left.
 NMT_SPACES = "\t\n\x0c\r\u1680\u200b\u200e\u200f\u2028\u2029\u2581\ufeff\ufffd"
 NMT_DROPPED = "".join(map(chr, [*range(0x01, 0x09), 0x0b, *range(0x0e, 0x20), 0x7f, 0x8f, 0x9f]))
 AS_NMT_NFKC = str.maketrans({**dict.fromkeys(NMT_SPACES, " "), **dict.fromkeys(NMT_DROPPED)})
@@ -272,10 +283,12 @@ def as_nmt_nfkc(text: str) -> str:
     return text.translate(AS_NMT_NFKC) if NMT_CLEANED.search(text) else text
 
 
-def plain_nfkc(sp: spm.SentencePieceProcessor) -> bool:
-    """Does the model normalise with plain ``nfkc`` (keeps U+200C, folds the ligature "ﬁ"), the rule a Persian
-    text trains with (`normalization_rule`)? nmt_nfkc reads U+200C as a space; identity folds nothing."""
-    return "\u200c" in sp.normalize("a\u200cb") and "fi" in sp.normalize("\ufb01")
+def cleaned(sp: spm.SentencePieceProcessor) -> bool:
+    """Is the model's text cleaned `as_nmt_nfkc` (before training and each encoding)? So is every rule's but
+    nmt_nfkc's (which reads U+200C as a space, as the others do not): plain ``nfkc`` (a Persian text's) and
+    ``identity`` (Chinese's, Japanese's: a tab in a translation was a character of no piece, `<unk>`, and " ⁇ "
+    where the model wrote it, 33rd hostile pass)."""
+    return "\u200c" in sp.normalize("a\u200cb")
 
 
 def target_rule(rows: Iterable[dict], mt_files: Sequence[tuple[Path, Path]]) -> str:
@@ -322,7 +335,7 @@ def train_spm(sentences: Sequence[str], size: int, option: str, sampled: str = "
     process (`sate.data.spm_child`) so that a signal ends the command at once. ``sampled``: what a failure adds when
     the text was a sample (`--sample-size 3` failed naming only the size option, fifteenth hostile pass); ``rule``:
     SentencePiece's normalisation (`normalization_rule`)."""
-    if rule == "nfkc":  # as `Vocabulary` encodes
+    if rule != "nmt_nfkc":  # as `Vocabulary` encodes
         sentences = [as_nmt_nfkc(s) for s in sentences]
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
