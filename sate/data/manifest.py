@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sate.data.audio import MAX_SECONDS, SPEED_RANGE, url_refusal
-from sate.errors import SateError, one_line, shown
+from sate.errors import SateError, one_line, shell_word, shown
 from sate.files import (
     SNIFF,
     KeyTwice,
@@ -91,13 +91,46 @@ def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) 
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        raise NotUtf8(f"{path}:{line}: not valid UTF-8 ({err.reason})") from None
+        raise NotUtf8(f"{path}:{line}: not valid UTF-8 ({err.reason}){legacy_encoding(path, data)}") from None
     if strip_bom:  # before the split too: a file that is only a mark (an empty file saved "with BOM") has no lines
         text = text.removeprefix("\ufeff")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [line.rstrip("\r").removeprefix("\ufeff") if strip_bom else line.rstrip("\r") for line in lines]
+
+
+# The encoding a text of a language is saved in where it is not UTF-8 (Windows' code page, or China's national
+# standard), by the language a corpus file's name ends in (MuST-C's `dev.zh`, an MT text's `train.ru`): Python's codec
+# name, which iconv knows too
+LEGACY_ENCODINGS = {**dict.fromkeys(("en", "de", "fr", "es", "it", "pt", "nl"), "CP1252"),
+                    **dict.fromkeys(("ru", "uk", "bg"), "CP1251"), **dict.fromkeys(("ar", "fa"), "CP1256"),
+                    **dict.fromkeys(("ro", "cs", "pl"), "CP1250"), "tr": "CP1254", "vi": "CP1258", "zh": "GB18030",
+                    "ja": "CP932", "ko": "CP949"}
+
+
+def legacy_encoding(path: Path, data: bytes) -> str:
+    """What to add to "not valid UTF-8" of a corpus text ``path`` whose bytes (``data``: the file's, or the line's)
+    read whole in the encoding its language is often saved in (`LEGACY_ENCODINGS`): a Chinese translation saved in
+    GBK was "dev.zh:1: not valid UTF-8 (invalid continuation byte)", nothing said of what to do, where a UTF-16 file
+    is told to convert (33rd hostile pass). '' where the name says no language, the bytes do not read so, or they are
+    UTF-8 but for a few damaged bytes (then converting would garble the rest)."""
+    language = path.name.lower().removesuffix(".gz").rpartition(".")[2]
+    encoding = LEGACY_ENCODINGS.get(language)
+    if encoding is None:
+        return ""
+    text = data.decode("utf-8", errors="replace")
+    if sum(ch > "\x7f" for ch in text) > 2 * text.count("\ufffd"):  # mostly UTF-8: a damaged byte
+        return ""
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError:
+        return ""
+    name, new = shell_word(str(path)), shell_word(f"{path}.utf8")
+    convert = (f"zcat {name} | iconv -f {encoding} -t UTF-8 | gzip > {new}" if path.name.lower().endswith(".gz") else
+               f"iconv -f {encoding} -t UTF-8 {name} > {new}")
+    return (f"; it reads as {encoding}, an encoding {language} text is saved in: convert it ({convert}, then move that "
+            "over it)")
 
 
 # What YAML and str.splitlines read as a line break besides \n, by the name a message gives it

@@ -20,7 +20,7 @@ from itertools import islice, zip_longest
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from sate.data.manifest import SNIFF_LINES, check_sentences
+from sate.data.manifest import SNIFF_LINES, check_sentences, legacy_encoding
 from sate.data.text import HAN_KANA
 from sate.errors import SateError, one_line
 from sate.files import what_is_there
@@ -75,7 +75,8 @@ def _lines(path: Path) -> Iterator[str]:
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as err:
-                    raise SateError(f"{path}:{lineno}: not valid UTF-8 ({err.reason})") from None
+                    raise SateError(f"{path}:{lineno}: not valid UTF-8 ({err.reason})"
+                                    f"{legacy_encoding(path, raw)}") from None
                 # a mark at a later line's start is a file's joined on with `cat` (30th hostile pass)
                 yield line.rstrip("\n").rstrip("\r").removeprefix("\ufeff")
     except (OSError, EOFError, zlib.error) as err:  # gzip.BadGzipFile is an OSError; a cut gzip raises EOFError

@@ -487,6 +487,27 @@ def test_invalid_utf8_names_the_line(run_sate, corpus: Path, tmp_path: Path) -> 
     assert rc == 2 and "dev.en:3: not valid UTF-8" in err
 
 
+
+def test_a_translation_saved_in_gbk_is_told_how_to_convert(run_sate, tmp_path: Path, write_mustc) -> None:
+    """A Chinese translation saved in GBK (a Chinese Windows editor's) was "dev.zh:1: not valid UTF-8 (invalid
+    continuation byte)", nothing said of what to do, where a UTF-16 file is told to convert (33rd hostile pass): the
+    encoding its language is saved in is named, with the command, and followed the split reads. A UTF-8 text with a
+    damaged byte is not told to convert (that would garble the rest)."""
+    root = write_mustc(tmp_path / "mustc", tgt_lang="zh", layout={"train": (1, 3), "dev": (1, 2), "tst-COMMON": (1, 2)})
+    path = txt(root, "dev", "zh", lang="zh")
+    path.write_text("我们今天讨论音乐的问题，好吗？\n他说：好的！\n", encoding="utf-8")
+    good = path.read_bytes()
+    path.write_bytes(good.decode().encode("gbk"))
+    rc, _, err = prep(run_sate, root, tmp_path / "data", "--tgt-lang", "zh", "--splits", "dev")
+    assert rc == 2 and f"dev.zh:1: not valid UTF-8 (invalid continuation byte); it reads as GB18030, an encoding zh " \
+        f"text is saved in: convert it (iconv -f GB18030 -t UTF-8 {path} > {path}.utf8, then move that over it)" in err
+    path.write_bytes(path.read_bytes().decode("gb18030").encode())  # the advice followed
+    assert path.read_bytes() == good
+    assert prep(run_sate, root, tmp_path / "data", "--tgt-lang", "zh", "--splits", "dev")[0] == 0
+    path.write_bytes(good.replace("好的".encode(), b"\xba\xc3\xb5\xc4"))  # two characters of GBK in a UTF-8 text
+    rc, _, err = prep(run_sate, root, tmp_path / "data", "--tgt-lang", "zh", "--splits", "dev")
+    assert rc == 2 and err.rstrip().endswith("dev.zh:2: not valid UTF-8 (invalid start byte)"), err
+
 def test_a_root_that_is_a_pair_folder_or_its_data_is_named(run_sate, corpus: Path, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Twentieth hostile pass: MuST-C unpacks to en-de/, and `--mustc-root CORPUS/en-de` (or its data/) was asked

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -47,6 +48,26 @@ def test_a_bom_at_a_later_lines_start_is_dropped(tmp_path: Path) -> None:
     de = write(tmp_path / "j.de", "\ufeffHallo.\n\ufeffTschüss.\n", gz=True)
     assert list(read_pairs([(en, de)])) == [Pair(0, 0, "Hello.", "Hallo."), Pair(0, 1, "Bye.", "Tschüss.")]
 
+
+
+def test_mt_text_in_a_legacy_encoding_is_told_how_to_convert(tmp_path: Path) -> None:
+    """A Russian MT text saved in Windows-1251, gzipped: "not valid UTF-8" said nothing of what to do (33rd hostile
+    pass); the encoding is named with the command for a gzip file, which, followed, reads."""
+    import subprocess
+
+    en = write(tmp_path / "x.en", "hello world\nhow are you\n")
+    ru = tmp_path / "x.ru.gz"
+    ru.write_bytes(gzip.compress("привет мир\nкак дела\n".encode("cp1251")))
+    with pytest.raises(SateError) as err:
+        list(read_pairs([(en, ru)]))
+    advice = f"zcat {ru} | iconv -f CP1251 -t UTF-8 | gzip > {ru}.utf8"
+    assert str(err.value) == (f"{ru}:1: not valid UTF-8 (invalid continuation byte); it reads as CP1251, an encoding "
+                              f"ru text is saved in: convert it ({advice}, then move that over it)")
+    if shutil.which("iconv") is None:
+        pytest.skip("no iconv here to follow the advice with")
+    subprocess.run(advice, shell=True, check=True)
+    os.replace(f"{ru}.utf8", ru)
+    assert [pair.tgt for pair in read_pairs([(en, ru)])] == ["привет мир", "как дела"]
 
 def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
     en = write(tmp_path / "x.en", "one\ntwo\nthree\n")
