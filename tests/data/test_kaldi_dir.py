@@ -173,6 +173,20 @@ def test_an_utterance_without_segments_needs_a_recording(run_sate, kaldi_corpus,
     assert rc == 2 and re.search(r"plain/text:2: utterance recC has no recording in .*wav\.scp", err), err
 
 
+
+def test_a_transcripts_angle_bracket_markers_are_no_words(run_sate, kaldi_corpus, tmp_path: Path) -> None:
+    """TED-LIUM's Kaldi `text` marks a word nobody could transcribe `<unk>` (and others `<NOISE>`, `<SPOKEN_NOISE>`):
+    src_norm held the words "unk", "noise", "spokennoise", which CTC learnt to spell, exit 0 (33rd hostile pass); a
+    transcript of markers alone is empty, dropped from a training split."""
+    directory = tmp_path / "tedlium"
+    directory.mkdir()
+    shutil.copy(kaldi_corpus[0] / "wav.scp", directory / "wav.scp")
+    (directory / "text").write_text("recA and then <unk> said <NOISE> yes\nrecB <SPOKEN_NOISE> <unk>\n")
+    rc, out, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "train_extra")
+    assert rc == 0 and "train_extra: dropped 1 segment(s): empty source after normalisation" in out, err
+    [row] = read_manifest(tmp_path / "data" / "train_extra.jsonl")
+    assert row["src"] == "and then <unk> said <NOISE> yes" and row["src_norm"] == "and then said yes"
+
 def test_a_bom_at_a_later_lines_start_is_a_joined_files(run_sate, kaldi_corpus, tmp_path: Path) -> None:
     """`cat a/text b/text > text` of two files that each open with a BOM: b's first key held it, invisible, and was
     refused as "utterance recB has no recording in wav.scp", whose line holds recB (30th hostile pass)."""

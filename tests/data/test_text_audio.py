@@ -39,6 +39,9 @@ from sate.errors import SateError
     ("(Applause)", ""),
     ("infor\u00admation zero\u200bwidth \ufeffmark \x1b[31mred\x07", "information zerowidth mark 31mred"),  # Cc, Cf
     ("\x01\x1b", ""),
+    # a Kaldi transcript's markers (TED-LIUM's <unk>) were words CTC spelt: "unk", "noise", "spokennoise" (33rd pass)
+    ("and then <unk> said <NOISE> <SPOKEN_NOISE> yes <sil> <v-noise>", "and then said yes"),
+    ("<i>Really</i>, x < y and y > z <3", "really x y and y z 3"),
 ])
 def test_normalize_source(text: str, expected: str) -> None:
     assert normalize_source(text) == expected
