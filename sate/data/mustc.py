@@ -82,7 +82,7 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
     if fields is None:
         problem = None
         try:  # the node tree still has every key: the loaded dict keeps only the last of a repeated one
-            pairs, loaded = _compose_and_load(text)
+            pairs, loaded = _compose_and_load(_tabs_as_spaces(text))
             loaded = bounded(loaded, f"{path}:{lineno}")
         except yaml.YAMLError as err:
             pairs = loaded = None
@@ -119,6 +119,22 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         what = _not_one_line(text) or f"yaml entry misses field(s) {', '.join(missing)}"
         raise SateError(f"{path}:{lineno}: {what}: {shown(text.strip())}")
     return fields
+
+
+def _tabs_as_spaces(text: str) -> str:
+    """``text`` with each tab outside quotes a space. YAML's flow style allows a tab where a space parts two tokens,
+    PyYAML does not ("found character '\\t' that cannot start any token"): a line with a tab after its ``-`` or a comma
+    was read as written without a quote, and "malformed" with one (33rd hostile pass). A quoted value keeps its own."""
+    if "\t" not in text:
+        return text
+    out, quote = [], ""
+    for k, ch in enumerate(text):
+        if quote == "'" and ch == "'" or quote == '"' and ch == '"' and text[k - 1] != "\\":
+            quote = ""
+        elif not quote and ch in "'\"":
+            quote = ch
+        out.append(" " if ch == "\t" and not quote else ch)
+    return "".join(out)
 
 
 def _compose_and_load(text: str) -> tuple[list[tuple[yaml.Node, yaml.Node]] | None, object]:

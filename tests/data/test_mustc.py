@@ -69,6 +69,19 @@ def test_quoted_yaml_values_fall_back_to_the_yaml_parser() -> None:
     assert fields["speaker_id"] == "spk, 7" and fields["wav"] == "ted_7.wav"
 
 
+
+def test_a_tab_between_tokens_reads_on_a_line_with_a_quote() -> None:
+    """A tab after the `-` or a comma was read on a line without a quote and "malformed yaml entry (found character
+    '\\t' that cannot start any token)" on one with a quote, which PyYAML reads (33rd hostile pass); a tab inside
+    quotes is the value's."""
+    for speaker in ("spk.7", "'spk.7'", '"spk.7"'):
+        fields = parse_yaml_line(f"-\t{{duration: 1.5,\toffset: 2.0, speaker_id: {speaker},\twav: ted_7.wav}}",
+                                 Path("x"), 1)
+        assert (fields["speaker_id"], fields["offset"], fields["wav"]) == ("spk.7", "2.0", "ted_7.wav")
+    line = "-\t{duration: 1.5, offset: 2.0, speaker_id: 'spk\t7', wav: \"ted\\\"7.wav\"}"
+    fields = parse_yaml_line(line, Path("x"), 1)
+    assert (fields["speaker_id"], fields["wav"]) == ("spk\t7", 'ted"7.wav')
+
 @pytest.mark.parametrize("number", ["0_3", "0x10", "0b11", "1_0.5"])
 def test_a_quoted_line_reads_its_numbers_as_written(tmp_path: Path, number: str) -> None:
     """A line with a quote is read by the YAML parser, whose own numbers made `offset: 0_3` 3, `0x10` 16, exit 0,
