@@ -227,6 +227,35 @@ def test_rerun_with_same_inputs_does_nothing(run_sate, data: Path) -> None:
     assert rc == 0 and "up to date" not in out and len(Vocabulary.load(data, "src")) == 40
 
 
+@pytest.mark.slow
+def test_a_data_directory_copied_or_moved_is_still_up_to_date(run_sate, data: Path, tmp_path: Path) -> None:
+    """The record's digest of the inputs held their paths: `cp -r data elsewhere` (or a move), then `sate vocab`
+    as before, trained the vocabularies again, which SentencePiece's thread count (the machine's cores) changes, so
+    the experiments trained on the old ones were refused at their resume (33rd hostile pass). A record written before,
+    of the paths and contents, is still up to date where it was written."""
+    import hashlib
+
+    argv = ("--src-size", "40", "--tgt-size", "40")
+    assert run_sate("vocab", "--data", data, *argv)[0] == 0
+    moved = tmp_path / "moved"
+    shutil.copytree(data, moved)
+    models = {name: (moved / name).read_bytes() for name in ("spm_src.model", "spm_tgt.model")}
+    stamp = (moved / "spm_src.model").stat().st_mtime_ns
+    rc, out, _ = run_sate("vocab", "--data", moved, *argv)
+    assert rc == 0 and "up to date" in out and (moved / "spm_src.model").stat().st_mtime_ns == stamp
+    assert {name: (moved / name).read_bytes() for name in models} == models
+    record = json.loads((data / "vocab.json").read_text())  # as written before: the real path, then the contents
+    manifest = data / "train.jsonl"
+    record["inputs"] = hashlib.sha256(os.fsencode(os.path.realpath(manifest)) + manifest.read_bytes()).hexdigest()
+    (data / "vocab.json").write_text(json.dumps(record) + "\n")
+    rc, out, _ = run_sate("vocab", "--data", data, *argv)
+    assert rc == 0 and "up to date" in out
+    first = manifest.read_text().splitlines()[0]
+    manifest.write_text(manifest.read_text() + first.replace('"id": "', '"id": "x') + "\n")  # one row more
+    rc, out, _ = run_sate("vocab", "--data", data, *argv)
+    assert rc == 0 and "up to date" not in out
+
+
 
 def test_the_lines_of_vocab_escape_a_names_control_characters(run_sate, data: Path) -> None:
     # Fourteenth hostile pass: "src: N tokens -> DATA/spm_src.model, ..." and "DATA: vocabularies up to date" showed
