@@ -33,7 +33,7 @@ from sate.data.manifest import (
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, first_few, one_line, shell_word, shown
 from sate.files import few_paths, not_a_directory
-from sate.numbers import decimal
+from sate.numbers import decimal, is_digits
 
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
 
@@ -111,6 +111,14 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         # each value as written, as the plain lines' are: YAML's own reading made `offset: 0_3` 3, `0x10` 16 and
         # `0b11` 3 on a line with a quote, where the same line without one was refused (nineteenth hostile pass)
         fields = {str(k.value): str(v.value) for k, v in pairs if isinstance(v, yaml.ScalarNode)}
+        # a number written with a decimal comma (a locale's printf: `duration: 1,5, offset: 0,25`) was read as the
+        # whole number before the comma, the digits after it a key of no value: 1 s at 0 s, exit 0 (33rd hostile pass)
+        comma = next((str(k.value) for k, v in pairs if isinstance(k, yaml.ScalarNode) and is_digits(str(k.value))
+                      and isinstance(v, yaml.ScalarNode) and v.value == ""), None)
+        if comma is not None:
+            raise SateError(f"{path}:{lineno}: {comma} after a comma is a key of no value: numbers written with a "
+                            "decimal comma ('duration: 1,5')? write them with a point (sed -E -i 's/: ([0-9]+),([0-9]+)"
+                            f"/: \\1.\\2/g' {shell_word(str(path))}): {shown(text.strip())}")
     repeated = next((k for k in keys if keys.count(k) > 1), None)
     if repeated is not None:
         raise SateError(f"{path}:{lineno}: key {repeated} appears twice: {shown(text.strip())}")

@@ -82,6 +82,23 @@ def test_a_tab_between_tokens_reads_on_a_line_with_a_quote() -> None:
     fields = parse_yaml_line(line, Path("x"), 1)
     assert (fields["speaker_id"], fields["wav"]) == ("spk\t7", 'ted"7.wav')
 
+
+def test_numbers_with_a_decimal_comma_are_refused(tmp_path: Path) -> None:
+    """A yaml whose numbers a locale's printf wrote with a decimal comma (`duration: 1,5, offset: 0,25`) was read as
+    1 s at 0 s, the digits after each comma keys of no value, exit 0 (33rd hostile pass). Refused, with or without a
+    quote on the line, and the advice followed reads it."""
+    path = tmp_path / "dev.yaml"
+    for speaker in ("spk.7", "'spk.7'"):
+        path.write_text(f"- {{duration: 1,5, offset: 2,25, speaker_id: {speaker}, wav: ted_7.wav}}\n")
+        with pytest.raises(SateError, match=rf"^{path}:1: 5 after a comma is a key of no value: numbers written with "
+                                            r"a decimal comma \('duration: 1,5'\)\? write them with a point") as err:
+            read_yaml(path)
+    if shutil.which("sed") is None:
+        pytest.skip("no sed here to follow the advice with")
+    subprocess.run(re.search(r"\((sed -E -i .*)\): ", str(err.value))[1], shell=True, check=True)
+    [segment] = read_yaml(path)
+    assert (segment.duration, segment.offset, segment.speaker) == (1.5, 2.25, "spk.7")
+
 @pytest.mark.parametrize("number", ["0_3", "0x10", "0b11", "1_0.5"])
 def test_a_quoted_line_reads_its_numbers_as_written(tmp_path: Path, number: str) -> None:
     """A line with a quote is read by the YAML parser, whose own numbers made `offset: 0_3` 3, `0x10` 16, exit 0,
