@@ -493,6 +493,33 @@ def test_a_command_that_only_cats_a_file_is_named_with_the_line_to_write(run_sat
     assert rc == 2 and "convert the recordings to audio files" in err, err
 
 
+
+@pytest.mark.slow
+def test_a_command_that_decodes_a_flac_file_is_named_with_the_line_to_write(run_sate, kaldi_corpus,
+                                                                             tmp_path: Path) -> None:
+    """Kaldi's LibriSpeech recipe lists each utterance as `utt flac -c -d -s /m/utt.flac |`, a FLAC file sate reads
+    itself: it was told to "convert the recordings to audio files" (33rd hostile pass). The line to write is named;
+    written, it reads; flac without -d (which encodes) keeps the advice to convert."""
+    directory = tmp_path / "kaldi"
+    directory.mkdir()
+    audio = kaldi_corpus[0].parent / "audio" / "recA.wav"
+    flac = tmp_path / "recA.flac"
+    data, rate = sf.read(audio, dtype="int16")
+    sf.write(flac, data, rate, format="FLAC")
+    (directory / "text").write_text("recA ONLY THIS ONE\n")
+    for command in ("flac -c -d -s", "flac -cds", "flac --decode --stdout --silent"):
+        (directory / "wav.scp").write_text(f"recA {command} {flac} |\n")
+        rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "extra")
+        assert rc == 2 and err.strip().endswith(f"that decodes the FLAC file {flac}, read as it is: list the file "
+                                                f"itself ('recA {flac}')"), err
+    (directory / "wav.scp").write_text(f"recA flac -c -s {flac} |\n")
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "extra")
+    assert rc == 2 and "convert the recordings to audio files" in err, err
+    (directory / "wav.scp").write_text(f"recA {flac}\n")
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "extra")
+    assert rc == 0, err
+    assert read_manifest(tmp_path / "data" / "extra.jsonl")[0]["duration"] == len(data) / rate
+
 def test_a_wav_scp_naming_a_url_is_told_to_download_it(tmp_path: Path) -> None:
     """`utt1 https://host/a.wav` in wav.scp was "https:/host/a.wav: audio file is missing" (the name as a Path
     collapses it), no word that sate reads local files (review31z): the line and the URL as written now."""
