@@ -7,7 +7,7 @@ English without punctuation; this module is the single definition of that form.
 Rules, in order:
 
 1. Sound-event tags in parentheses or brackets, e.g. ``(Applause)``, ``(Laughter)``, ``[music]``,
-   and one-word markers in angle brackets (a Kaldi transcript's ``<unk>``, ``<NOISE>``, ``<sil>``; ``<i>``)
+   and one-word markers in angle brackets or braces (a Kaldi transcript's ``<unk>``, ``<NOISE>``, ``{BREATH}``)
    are removed: nobody says them.
 2. Unicode NFKC, then lowercase. Curly apostrophes become ``'``.
 3. An apostrophe between two letters is kept (``don't``, ``it's``, ``rock'n'roll``): it is part
@@ -25,10 +25,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# (Applause), [music], and a Kaldi transcript's markers in angle brackets, one word each (TED-LIUM's `<unk>`, `<NOISE>`,
-# `<SPOKEN_NOISE>`, `<sil>`; a subtitle's `<i>`, `</i>`): rule 1. `<unk>` was kept as the word "unk" that CTC learnt
-# to spell for the words TED-LIUM's transcribers did not know (33rd hostile pass); `x < y and y > z` keeps its words.
-SOUND_TAG = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|</?[A-Za-z][\w-]*>")
+# (Applause), [music], and a Kaldi transcript's markers in angle brackets or braces, one word each (TED-LIUM's `<unk>`,
+# `{BREATH}`, `{NOISE}`; `<SPOKEN_NOISE>`, `<sil>`; a subtitle's `<i>`, `</i>`): rule 1. `<unk>` was kept as the word
+# "unk" that CTC learnt to spell for the words TED-LIUM's transcribers did not know (33rd hostile pass); `x < y and
+# y > z` keeps its words.
+SOUND_TAG = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|</?[A-Za-z][\w-]*>|\{[A-Za-z][\w-]*\}")
 # Han and kana, the characters of Chinese and Japanese, which are written without spaces between words: the body of
 # a regex character class (`[{HAN_KANA}]`), for the readers that take each such character as a word of its own
 HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"

@@ -42,6 +42,7 @@ from sate.errors import SateError
     # a Kaldi transcript's markers (TED-LIUM's <unk>) were words CTC spelt: "unk", "noise", "spokennoise" (33rd pass)
     ("and then <unk> said <NOISE> <SPOKEN_NOISE> yes <sil> <v-noise>", "and then said yes"),
     ("<i>Really</i>, x < y and y > z <3", "really x y and y z 3"),
+    ("so {BREATH} we {NOISE} go {a b}", "so we go a b"),
 ])
 def test_normalize_source(text: str, expected: str) -> None:
     assert normalize_source(text) == expected
