@@ -369,21 +369,22 @@ def start_trainer(command: list[str], env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
 
-def _digests(paths: Iterable[Path]) -> tuple[str, str]:
-    """The inputs' digest, of their contents (each file's length first), and the one a record written before the
-    33rd pass holds, of their real paths and contents; read once, in blocks (MT text may be gigabytes). The paths made
+def _digest(paths: Iterable[Path], legacy: bool = False) -> str:
+    """The inputs' digest, of their contents (each file's length first), read in blocks (MT text may be gigabytes);
+    ``legacy``: the one a record written before the 33rd pass holds, of their real paths and contents. The paths made
     a data directory copied or moved (`cp -r data /scratch/`) "not up to date": `sate vocab` trained its vocabularies
     again, with SentencePiece's threads as many as the machine's cores, which change the model, so the experiments
     trained on the old one were refused at their resume, the old models gone (33rd hostile pass)."""
-    h, legacy = hashlib.sha256(), hashlib.sha256()
+    h = hashlib.sha256()
     for path in paths:
-        legacy.update(os.fsencode(real_path(path)))  # a name that is not UTF-8 as its bytes
+        if legacy:
+            h.update(os.fsencode(real_path(path)))  # a name that is not UTF-8 as its bytes
         with open(path, "rb") as f:
-            h.update(f"{os.fstat(f.fileno()).st_size}\n".encode())
+            if not legacy:
+                h.update(f"{os.fstat(f.fileno()).st_size}\n".encode())
             while block := f.read(1 << 20):
                 h.update(block)
-                legacy.update(block)
-    return h.hexdigest(), legacy.hexdigest()
+    return h.hexdigest()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -433,7 +434,7 @@ def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
     return paths
 
 
-def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path], legacy: str = "") -> bool:
+def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path], inputs: Sequence[Path]) -> bool:
     """Are the outputs there as they were written (their digest, which the record keeps), and does the record say
     these inputs made them? A damaged record (cut short, not UTF-8, not JSON) says no; so does an output edited or
     damaged since (a token list with a line added, a model replaced), which its readers refused, saying to run `sate
@@ -445,8 +446,8 @@ def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path], legacy: str = 
     if not isinstance(record, dict):
         return False
     made = {k: v for k, v in record.items() if k != TRAIN_DIGEST}
-    if legacy and made.get("inputs") == legacy:  # a record of the inputs' paths and contents (`_digests`)
-        made["inputs"] = meta["inputs"]
+    if made.get("inputs") != meta["inputs"] and made.get("inputs") == _digest(inputs, legacy=True):
+        made["inputs"] = meta["inputs"]  # a record of the inputs' paths and contents (`_digest`), read again only so
     return made == {**meta, "outputs": contents_digest(p.read_bytes() for p in outputs)}
 
 
@@ -575,9 +576,8 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     data_dir: Path = args.data
     meta_path = data_dir / layout.VOCAB_META
     inputs = [manifest] + [hub / name for name in FILES if (hub / name).is_file()]
-    digest, legacy = _digests(inputs)
-    meta = {"kind": "marian", "hub": str(real_path(hub)), "inputs": digest}
-    if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)], legacy):
+    meta = {"kind": "marian", "hub": str(real_path(hub)), "inputs": _digest(inputs)}
+    if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)], inputs):
         print(f"{one_line(str(data_dir))}: the Marian vocabulary is up to date")
         return 0
     write_marian_vocab(data_dir, hub, {**meta, TRAIN_DIGEST: file_sha256(manifest)}, meta_path)
@@ -626,10 +626,9 @@ def _run(args: argparse.Namespace) -> int:
     meta_path = data_dir / layout.VOCAB_META
     if args.sample_size < 1:
         raise SateError(f"--sample-size must be >= 1, got {args.sample_size}")
-    digest, legacy = _digests([manifest, *extra, *mt_files])
-    meta = {"sizes": sizes, "inputs": digest, "sample_size": args.sample_size}
+    meta = {"sizes": sizes, "inputs": _digest([manifest, *extra, *mt_files]), "sample_size": args.sample_size}
     outputs = [data_dir / name for side in SIDES for name in (layout.spm_model(side), layout.token_list(side))]
-    if _up_to_date(meta_path, meta, outputs, legacy):
+    if _up_to_date(meta_path, meta, outputs, [manifest, *extra, *mt_files]):
         print(f"{one_line(str(data_dir))}: vocabularies up to date")
         folded = folding_note(data_dir, manifest, [tuple(pair) for pair in args.mt_text])
         if folded is not None:
