@@ -43,6 +43,8 @@ from sate.errors import SateError
     ("and then <unk> said <NOISE> <SPOKEN_NOISE> yes <sil> <v-noise>", "and then said yes"),
     ("<i>Really</i>, x < y and y > z <3", "really x y and y z 3"),
     ("so {BREATH} we {NOISE} go {a b}", "so we go a b"),
+    # an acute accent or a prime typed for an apostrophe: "don ́t" (an orphan combining accent) and "were" (33rd pass)
+    ("I don\u00b4t know, we\u2032re here \u00b4quoted\u00b4", "i don't know we're here quoted"),
 ])
 def test_normalize_source(text: str, expected: str) -> None:
     assert normalize_source(text) == expected
