@@ -69,6 +69,26 @@ def test_mt_text_in_a_legacy_encoding_is_told_how_to_convert(tmp_path: Path) -> 
     os.replace(f"{ru}.utf8", ru)
     assert [pair.tgt for pair in read_pairs([(en, ru)])] == ["привет мир", "как дела"]
 
+
+def test_tokenized_or_bpe_mt_text_is_refused(tmp_path: Path) -> None:
+    """A WMT corpus a Moses pipeline had tokenized (`don &apos;t`, `&quot;`) or BPE-segmented (`un@@ believ@@
+    able`) given as --mt-text trained the vocabularies on "don apost" and on pieces of `&quot;` and `@@`, exit 0
+    (33rd hostile pass); text with one stray `&amp;` and an e-mail's `@` is text."""
+    en = write(tmp_path / "train.en", "".join(f"line {k} about music\n" for k in range(30)))
+    tok = write(tmp_path / "train.tok.de", "ich weiß es nicht .\ner sagte &quot; ja &quot; .\nes ist&apos;s .\n" * 10)
+    with pytest.raises(SateError, match=rf"^{tok}: Moses-tokenized text \(its escapes, `&apos;` `&quot;`, in 13 of its "
+                                        r"first 20 lines\), not MT text of one sentence a line as written: give the "
+                                        r"corpus as released, before tokenization"):
+        check_pairs([(en, tok)])
+    bpe = write(tmp_path / "train.bpe.de", "ich wei@@ ss es nicht\nun@@ glaub@@ lich\nja\n" * 10)
+    with pytest.raises(SateError, match=rf"^{bpe}: BPE-segmented text \(subword-nmt's `@@` in 14 of its first 20 "
+                                        r"lines\), .* give the words, before BPE \(sed -E 's/\(@@ \)\|\(@@ \?\$\)//g' "
+                                        r"undoes it\)$"):
+        check_pairs([(en, bpe)])
+    text = write(tmp_path / "train.de", "Tom &amp; Jerry sind hier.\nSchreib an tom@home.de @@ jetzt.\n"
+                 + "Ein Satz.\n" * 28)
+    assert check_pairs([(en, text)]) == [30]
+
 def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
     en = write(tmp_path / "x.en", "one\ntwo\nthree\n")
     de = write(tmp_path / "x.de", "eins\nzwei\n")
