@@ -209,7 +209,9 @@ BPE_MARK = re.compile(r"\S@@(?: |$)")
 PREPROCESSED_ADVICE = {
     "Moses-tokenized": "give the corpus as released, before tokenization (a Moses detokenizer, detokenizer.perl or "
                        "sacremoses's, undoes both the spaces and the escapes)",
-    "BPE-segmented": "give the words, before BPE (sed -E 's/(@@ )|(@@ ?$)//g' undoes it)"}
+    "BPE-segmented": "give the words, before BPE (sed -E 's/(@@ )|(@@ ?$)//g' undoes it)",
+    "SentencePiece-encoded": "give the text, before SentencePiece (spm_decode, or sed -E 's/ //g; s/\u2581/ /g; "
+                             "s/^ //' undoes it)"}
 
 
 def preprocessed(lines: list[str]) -> str | None:
@@ -217,7 +219,7 @@ def preprocessed(lines: list[str]) -> str | None:
     --mt-text train.tok.en train.tok.de` of a WMT corpus a Moses pipeline had tokenized read `don &apos;t` as the
     words "don apost", and the German side's `&quot;` became pieces the model wrote; BPE's `un@@ believ@@ able` was
     three words: exit 0 (33rd hostile pass). Two lines of escapes (web text's stray `&amp;` in one is let be), or a
-    continuation mark in half the lines, tell."""
+    continuation mark or SentencePiece's word mark in half the lines, tell."""
     said = [line for line in lines[:SNIFF_LINES * 4] if line.strip()][:SNIFF_LINES]
     escaped = sum(MOSES_ESCAPE.search(line) is not None for line in said)
     if escaped >= 2:
@@ -225,6 +227,9 @@ def preprocessed(lines: list[str]) -> str | None:
     marked = sum(BPE_MARK.search(line) is not None for line in said)
     if said and 2 * marked >= len(said):
         return f"BPE-segmented text (subword-nmt's `@@` in {marked} of its first {len(said)} lines)"
+    pieces = sum("\u2581" in line for line in said)
+    if said and 2 * pieces >= len(said):
+        return f"SentencePiece-encoded text (its word mark `\u2581` in {pieces} of its first {len(said)} lines)"
     return None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -85,6 +86,15 @@ def test_tokenized_or_bpe_mt_text_is_refused(tmp_path: Path) -> None:
                                         r"lines\), .* give the words, before BPE \(sed -E 's/\(@@ \)\|\(@@ \?\$\)//g' "
                                         r"undoes it\)$"):
         check_pairs([(en, bpe)])
+    spm = write(tmp_path / "train.spm.de", "\u2581ich \u2581wei ss \u2581es\n\u2581ja\n" * 10)
+    with pytest.raises(SateError, match=rf"^{spm}: SentencePiece-encoded text .* undoes it\)$") as err:
+        check_pairs([(en, spm)])
+    if shutil.which("sed") is not None:  # the advice followed
+        import subprocess
+
+        undo = re.search(r"or (sed .*) undoes it", str(err.value))[1]
+        decoded = subprocess.run(f"{undo} {spm}", shell=True, check=True, capture_output=True, text=True).stdout
+        assert decoded.splitlines()[:2] == ["ich weiss es", "ja"]
     text = write(tmp_path / "train.de", "Tom &amp; Jerry sind hier.\nSchreib an tom@home.de @@ jetzt.\n"
                  + "Ein Satz.\n" * 28)
     assert check_pairs([(en, text)]) == [30]
