@@ -190,14 +190,15 @@ def not_sentences(lines: list[str]) -> str | None:
     return None
 
 
-def check_sentences(path: Path, lines: list[str], wanted: str) -> None:
+def check_sentences(path: Path, lines: list[str], wanted: str, as_released: bool = False) -> None:
     """Refuse ``path`` when its first lines say it is another kind of file than text of one sentence a line
-    (`not_sentences`), or text a tokenizer or a subword model wrote (`preprocessed`), naming what it is and what was
-    ``wanted`` there."""
+    (`not_sentences`), naming what it is and what was ``wanted`` there; ``as_released``: or text a tokenizer or a
+    subword model wrote (`preprocessed`: MT text, which a WMT pipeline may have tokenized; a corpus sate reads as
+    shipped is not sniffed for it)."""
     what = not_sentences(lines)
     if what is not None:
         raise SateError(f"{path}: {what}, not {wanted}")
-    what = preprocessed(lines)
+    what = preprocessed(lines) if as_released else None
     if what is not None:
         raise SateError(f"{path}: {what}, not {wanted} as written: {PREPROCESSED_ADVICE[what.split(' ', 1)[0]]}")
 
