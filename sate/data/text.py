@@ -7,7 +7,8 @@ English without punctuation; this module is the single definition of that form.
 Rules, in order:
 
 1. Sound-event tags in parentheses or brackets, e.g. ``(Applause)``, ``(Laughter)``, ``[music]``,
-   and one-word markers in angle brackets or braces (a Kaldi transcript's ``<unk>``, ``<NOISE>``, ``{BREATH}``)
+   and the markers transcripts write in angle brackets or braces (a Kaldi transcript's ``<unk>``, ``<NOISE>``,
+   ``{BREATH}``; a subtitle's ``<i>``: a closed list, `SOUND_TAG`)
    are removed: nobody says them.
 2. Unicode NFKC, then lowercase. Curly apostrophes, an acute accent and a prime typed for one (``don´t``) become
    ``'``.
@@ -26,11 +27,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# (Applause), [music], and a Kaldi transcript's markers in angle brackets or braces, one word each (TED-LIUM's `<unk>`,
-# `{BREATH}`, `{NOISE}`; `<SPOKEN_NOISE>`, `<sil>`; a subtitle's `<i>`, `</i>`): rule 1. `<unk>` was kept as the word
-# "unk" that CTC learnt to spell for the words TED-LIUM's transcribers did not know (33rd hostile pass); `x < y and
-# y > z` keeps its words.
-SOUND_TAG = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|</?[A-Za-z][\w-]*>|\{[A-Za-z][\w-]*\}")
+# (Applause), [music], and the markers real transcripts write in angle brackets or braces, a closed list, any case
+# (TED-LIUM's and Kaldi's `<unk>`, `<NOISE>`, `<SPOKEN_NOISE>`, `<sil>`, `{BREATH}`, `{SMACK}`; a subtitle's `<i>`,
+# `</i>`): rule 1. `<unk>` was kept as the word "unk" that CTC learnt to spell for the words TED-LIUM's transcribers did
+# not know (33rd hostile pass). Any one word in brackets took words from MT text too (`press the <Tab> key`, `vector<int>
+# v`, `the set {x}`: review33m), so only these go (a subtitle's tags in lower case: `press <B>` keeps its key);
+# `x < y and y > z` keeps its words.
+MARKERS = ("unk|noise|spoken[_-]noise|sil|silence|v-noise|vocalized[_-]noise|laughter|laugh|breath|cough|music|smack|"
+           "lipsmack")
+SOUND_TAG = re.compile(rf"\([^()]*\)|\[[^\[\]]*\]|</?(?:{MARKERS}|(?-i:[ibu]))>|\{{(?:{MARKERS})\}}", re.IGNORECASE)
 # Han and kana, the characters of Chinese and Japanese, which are written without spaces between words: the body of
 # a regex character class (`[{HAN_KANA}]`), for the readers that take each such character as a word of its own
 HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
