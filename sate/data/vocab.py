@@ -67,6 +67,7 @@ from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, check_texts, token_ids
 from sate.errors import SateError, one_line
 from sate.files import (
+    atomic_write_text,
     contents_digest,
     exclusive,
     file_sha256,
@@ -446,9 +447,25 @@ def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path], inputs: Sequen
     if not isinstance(record, dict):
         return False
     made = {k: v for k, v in record.items() if k != TRAIN_DIGEST}
-    if made.get("inputs") != meta["inputs"] and made.get("inputs") == _digest(inputs, legacy=True):
+    legacy = made.get("inputs") != meta["inputs"] and made.get("inputs") == _digest(inputs, legacy=True)
+    if legacy:
         made["inputs"] = meta["inputs"]  # a record of the inputs' paths and contents (`_digest`), read again only so
-    return made == {**meta, "outputs": contents_digest(p.read_bytes() for p in outputs)}
+    if made != {**meta, "outputs": contents_digest(p.read_bytes() for p in outputs)}:
+        return False
+    if legacy:
+        _upgrade(meta_path, {**record, "inputs": meta["inputs"]})
+    return True
+
+
+def _upgrade(meta_path: Path, record: dict) -> None:
+    """Write ``record`` (one of the old digest, up to date where it was written) with the inputs' new digest, so that
+    the data directory moved later is still up to date and its inputs are hashed once a run: kept as it was, every
+    data directory made before the 33rd pass trained its vocabularies again after a move (review33m). Atomic; a
+    record that cannot be written (a read-only data directory) is left as it was, still up to date here."""
+    try:
+        atomic_write_text(meta_path, json.dumps(record) + "\n")
+    except OSError:
+        pass
 
 
 # vocab.json's digest of the train manifest the vocabularies were made from, its contents alone (a data directory

@@ -232,7 +232,7 @@ def test_a_data_directory_copied_or_moved_is_still_up_to_date(run_sate, data: Pa
     """The record's digest of the inputs held their paths: `cp -r data elsewhere` (or a move), then `sate vocab`
     as before, trained the vocabularies again, which SentencePiece's thread count (the machine's cores) changes, so
     the experiments trained on the old ones were refused at their resume (33rd hostile pass). A record written before,
-    of the paths and contents, is still up to date where it was written."""
+    of the paths and contents, is still up to date where it was written, and is written with the new digest then."""
     import hashlib
 
     argv = ("--src-size", "40", "--tgt-size", "40")
@@ -249,6 +249,11 @@ def test_a_data_directory_copied_or_moved_is_still_up_to_date(run_sate, data: Pa
     record["inputs"] = hashlib.sha256(os.fsencode(os.path.realpath(manifest)) + manifest.read_bytes()).hexdigest()
     (data / "vocab.json").write_text(json.dumps(record) + "\n")
     rc, out, _ = run_sate("vocab", "--data", data, *argv)
+    assert rc == 0 and "up to date" in out
+    # and written again with the new digest, so that a move after it is up to date too (review33m)
+    assert json.loads((data / "vocab.json").read_text()) == json.loads((moved / "vocab.json").read_text())
+    shutil.copytree(data, tmp_path / "moved again")
+    rc, out, _ = run_sate("vocab", "--data", tmp_path / "moved again", *argv)
     assert rc == 0 and "up to date" in out
     first = manifest.read_text().splitlines()[0]
     manifest.write_text(manifest.read_text() + first.replace('"id": "', '"id": "x') + "\n")  # one row more
