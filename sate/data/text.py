@@ -30,9 +30,9 @@ import unicodedata
 # (Applause), [music], and the markers real transcripts write in angle brackets or braces, a closed list, any case
 # (TED-LIUM's and Kaldi's `<unk>`, `<NOISE>`, `<SPOKEN_NOISE>`, `<sil>`, `{BREATH}`, `{SMACK}`; a subtitle's `<i>`,
 # `</i>`): rule 1. `<unk>` was kept as the word "unk" that CTC learnt to spell for the words TED-LIUM's transcribers did
-# not know (33rd hostile pass). Any one word in brackets took words from MT text too (`press the <Tab> key`, `vector<int>
-# v`, `the set {x}`: review33m), so only these go (a subtitle's tags in lower case: `press <B>` keeps its key);
-# `x < y and y > z` keeps its words.
+# not know (33rd hostile pass). Any one word in brackets took words from MT text too (`press the <Tab> key`,
+# `vector<int> v`, `the set {x}`: review33m), so only these go (a subtitle's tags in lower case: `press <B>` keeps its
+# key); `x < y and y > z` keeps its words.
 MARKERS = ("unk|noise|spoken[_-]noise|sil|silence|v-noise|vocalized[_-]noise|laughter|laugh|breath|cough|music|smack|"
            "lipsmack")
 SOUND_TAG = re.compile(rf"\([^()]*\)|\[[^\[\]]*\]|</?(?:{MARKERS}|(?-i:[ibu]))>|\{{(?:{MARKERS})\}}", re.IGNORECASE)
