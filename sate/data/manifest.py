@@ -190,22 +190,26 @@ def not_sentences(lines: list[str]) -> str | None:
     return None
 
 
-def check_sentences(path: Path, lines: list[str], wanted: str, as_released: bool = False) -> None:
+def check_sentences(path: Path, lines: list[str], wanted: str, sniff_tokenizer: bool = False) -> None:
     """Refuse ``path`` when its first lines say it is another kind of file than text of one sentence a line
-    (`not_sentences`), naming what it is and what was ``wanted`` there; ``as_released``: or text a tokenizer or a
+    (`not_sentences`), naming what it is and what was ``wanted`` there; ``sniff_tokenizer``: or text a tokenizer or a
     subword model wrote (`preprocessed`: MT text, which a WMT pipeline may have tokenized; a corpus sate reads as
     shipped is not sniffed for it)."""
     what = not_sentences(lines)
     if what is not None:
         raise SateError(f"{path}: {what}, not {wanted}")
-    what = preprocessed(lines) if as_released else None
+    what = preprocessed(lines) if sniff_tokenizer else None
     if what is not None:
         raise SateError(f"{path}: {what}, not {wanted} as written: {PREPROCESSED_ADVICE[what.split(' ', 1)[0]]}")
 
 
-# A Moses tokenizer's escapes of the characters it reserves (tokenizer.perl's default: `don &apos;t`, `&quot;`), and
+# A Moses tokenizer's escapes where only its tokenization puts them (tokenizer.perl's default): a clitic split off
+# (`don &apos;t`, `John &apos;s`; French `l&apos; homme`), an apostrophe or a quote standing alone (`geht &apos; s`,
+# `&quot; ja &quot;`). Web text's entities (`Terms &amp; Conditions`, `&quot;hi&quot;`, `a &lt; b`: WMT's crawled
+# corpora hold them) are no tokenizer's: noted (`ENTITY`), not refused (review33m).
+MOSES_ESCAPE = re.compile(r"\w &apos;(?:s|t|re|ve|ll|d|m)\b|\w&apos; \w|(?<!\S)&(?:apos|quot);(?!\S)", re.IGNORECASE)
+ENTITY = re.compile(r"&(?:[A-Za-z]+|#[0-9]+|#[xX][0-9A-Fa-f]+);")
 # subword-nmt's continuation mark (`un@@ believ@@ able`)
-MOSES_ESCAPE = re.compile(r"&(?:apos|quot|amp|lt|gt|#124|#91|#93);")
 BPE_MARK = re.compile(r"\S@@(?: |$)")
 PREPROCESSED_ADVICE = {
     "Moses-tokenized": "give the corpus as released, before tokenization (a Moses detokenizer, detokenizer.perl or "
@@ -219,12 +223,13 @@ def preprocessed(lines: list[str]) -> str | None:
     """What tokenizer or subword model wrote a corpus text, by its first non-blank lines, or None. `sate vocab
     --mt-text train.tok.en train.tok.de` of a WMT corpus a Moses pipeline had tokenized read `don &apos;t` as the
     words "don apost", and the German side's `&quot;` became pieces the model wrote; BPE's `un@@ believ@@ able` was
-    three words: exit 0 (33rd hostile pass). Two lines of escapes (web text's stray `&amp;` in one is let be), or a
-    continuation mark or SentencePiece's word mark in half the lines, tell."""
-    said = [line for line in lines[:SNIFF_LINES * 4] if line.strip()][:SNIFF_LINES]
-    escaped = sum(MOSES_ESCAPE.search(line) is not None for line in said)
-    if escaped >= 2:
-        return f"Moses-tokenized text (its escapes, `&apos;` `&quot;`, in {escaped} of its first {len(said)} lines)"
+    three words: exit 0 (33rd hostile pass). Two lines of a Moses tokenizer's escapes where only it puts them
+    (`MOSES_ESCAPE`), or a continuation mark or SentencePiece's word mark in half the lines, tell."""
+    said = [line for line in lines if line.strip()]
+    escaped = [found for line in said if (found := MOSES_ESCAPE.search(line)) is not None]
+    if len(escaped) >= 2:
+        examples = " ".join(dict.fromkeys(f"`{ENTITY.search(found[0])[0]}`" for found in escaped))
+        return f"Moses-tokenized text (its escapes, {examples}, in {len(escaped)} of its first {len(said)} lines)"
     marked = sum(BPE_MARK.search(line) is not None for line in said)
     if said and 2 * marked >= len(said):
         return f"BPE-segmented text (subword-nmt's `@@` in {marked} of its first {len(said)} lines)"
@@ -232,6 +237,26 @@ def preprocessed(lines: list[str]) -> str | None:
     if said and 2 * pieces >= len(said):
         return f"SentencePiece-encoded text (its word mark `\u2581` in {pieces} of its first {len(said)} lines)"
     return None
+
+
+def entities_note(path: Path, lines: list[str]) -> str | None:
+    """A note where two or more of a text's first non-blank ``lines`` hold HTML/XML entities (`&amp;`, `&quot;`,
+    `&#233;`) that are not a Moses tokenizer's (`preprocessed`): web text's, as WMT's crawled corpora carry them, or
+    a detokenized text's left escaped. Trained as they are, the model learns to write `&amp;`; the text may be as it
+    was released, so the run goes on (review33m: such text was refused as Moses-tokenized, with no way on)."""
+    said = [line for line in lines if line.strip()]
+    found = [m[0] for line in said if (m := ENTITY.search(line)) is not None]
+    if len(found) < 2:
+        return None
+    examples = " ".join(f"`{name}`" for name in dict.fromkeys(found[:5]))
+    unescape = "python3 -c 'import html, sys; sys.stdout.writelines(map(html.unescape, sys.stdin))'"
+    name = shell_word(str(path))
+    if path.name.lower().endswith(".gz"):
+        unescape = f"zcat {name} | {unescape} | gzip > {shell_word(str(path.with_suffix('.txt.gz')))}"
+    else:
+        unescape = f"{unescape} < {name} > {shell_word(f'{path}.txt')}"
+    return (f"note: {one_line(str(path))}: HTML/XML entities ({examples}) in {len(found)} of its first {len(said)} "
+            f"lines are read as they are written; if they stand for characters, unescape them first ({unescape})")
 
 
 def trailing_blank_lines(texts: Iterable[tuple[Path, list[str]]], count: int) -> str:

@@ -20,7 +20,7 @@ from itertools import islice, zip_longest
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from sate.data.manifest import SNIFF_LINES, check_sentences, legacy_encoding
+from sate.data.manifest import SNIFF_LINES, check_sentences, entities_note, legacy_encoding
 from sate.data.text import HAN_KANA
 from sate.errors import SateError, one_line
 from sate.files import what_is_there
@@ -104,10 +104,14 @@ def _why(err: BaseException) -> str:
 
 def _check_sentences(*paths: Path) -> None:
     """Refuse a file of another kind given as MT text (`not_sentences`): a manifest or a MuST-C yaml given for it
-    trained a vocabulary or a model, exit 0 (twenty-second hostile pass)."""
+    trained a vocabulary or a model, exit 0 (twenty-second hostile pass); or text a tokenizer wrote (`preprocessed`);
+    note entities a tokenizer did not write (`entities_note`)."""
     for path in paths:
-        check_sentences(path, list(islice(_lines(path), SNIFF_LINES)), "MT text of one sentence a line",
-                        as_released=True)
+        lines = list(islice(_lines(path), SNIFF_LINES))
+        check_sentences(path, lines, "MT text of one sentence a line", sniff_tokenizer=True)
+        note = entities_note(path, lines)
+        if note is not None:
+            print(note, file=sys.stderr)
 
 
 def check_pairs(files: Sequence[tuple[Path, Path]]) -> list[int]:

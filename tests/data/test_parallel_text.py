@@ -76,8 +76,8 @@ def test_tokenized_or_bpe_mt_text_is_refused(tmp_path: Path) -> None:
     able`) given as --mt-text trained the vocabularies on "don apost" and on pieces of `&quot;` and `@@`, exit 0
     (33rd hostile pass); text with one stray `&amp;` and an e-mail's `@` is text."""
     en = write(tmp_path / "train.en", "".join(f"line {k} about music\n" for k in range(30)))
-    tok = write(tmp_path / "train.tok.de", "ich weiß es nicht .\ner sagte &quot; ja &quot; .\nes ist&apos;s .\n" * 10)
-    with pytest.raises(SateError, match=rf"^{tok}: Moses-tokenized text \(its escapes, `&apos;` `&quot;`, in 13 of its "
+    tok = write(tmp_path / "train.tok.de", "ich weiß es nicht .\ner sagte &quot; ja &quot; .\ngeht &apos; s ?\n" * 10)
+    with pytest.raises(SateError, match=rf"^{tok}: Moses-tokenized text \(its escapes, `&quot;` `&apos;`, in 13 of its "
                                         r"first 20 lines\), not MT text of one sentence a line as written: give the "
                                         r"corpus as released, before tokenization"):
         check_pairs([(en, tok)])
@@ -98,6 +98,30 @@ def test_tokenized_or_bpe_mt_text_is_refused(tmp_path: Path) -> None:
     text = write(tmp_path / "train.de", "Tom &amp; Jerry sind hier.\nSchreib an tom@home.de @@ jetzt.\n"
                  + "Ein Satz.\n" * 28)
     assert check_pairs([(en, text)]) == [30]
+
+
+def test_web_texts_entities_are_noted_not_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Untokenized web text with HTML entities (`Terms &amp; Conditions`, `&quot;hi&quot;`, `a &lt; b`: WMT's
+    crawled corpora carry them) was refused as Moses-tokenized, naming escapes it did not hold, with no way to go on
+    (review33m). Only a tokenizer's escapes (`don &apos;t`, `l&apos; homme`, a quote standing alone) are refused;
+    entities are a note naming them and a command that unescapes them, which works."""
+    en = write(tmp_path / "train.en", "".join(f"line {k}\n" for k in range(20)))
+    web = write(tmp_path / "web.de", "Schuhe &amp; Taschen kaufen.\nAGB &amp; Datenschutz\nEr sagte &quot;hi&quot;.\n"
+                "if (a &lt; b) return;\n" + "Ein Satz.\n" * 16)
+    assert check_pairs([(en, web)]) == [20]
+    note = capsys.readouterr().err
+    assert note.startswith(f"note: {web}: HTML/XML entities (`&amp;` `&quot;` `&lt;`) in 4 of its first 20 lines") \
+        and note.count("\n") == 1, note
+    if shutil.which("python3") is not None:  # the advice followed
+        import subprocess
+
+        unescape = re.search(r"first \((python3 .*)\)$", note.strip())[1]
+        subprocess.run(unescape, shell=True, check=True)
+        assert Path(f"{web}.txt").read_text().splitlines()[:3] == ["Schuhe & Taschen kaufen.", "AGB & Datenschutz",
+                                                                   'Er sagte "hi".']
+    french = write(tmp_path / "tok.fr", "l&apos; homme est là .\nqu&apos; il vienne .\n" * 10)
+    with pytest.raises(SateError, match=rf"^{french}: Moses-tokenized text \(its escapes, `&apos;`, in 20 of its"):
+        check_pairs([(en, french)])
 
 def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
     en = write(tmp_path / "x.en", "one\ntwo\nthree\n")
