@@ -123,6 +123,24 @@ def test_web_texts_entities_are_noted_not_refused(tmp_path: Path, capsys: pytest
     with pytest.raises(SateError, match=rf"^{french}: Moses-tokenized text \(its escapes, `&apos;`, in 20 of its"):
         check_pairs([(en, french)])
 
+def test_a_corpus_text_read_as_shipped_is_not_sniffed_as_mt_text(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The recipes give MuST-C's own train text as MT text with --mt-extra (stages 2 and 4): it was sniffed for a
+    tokenizer's escapes there, and refused hours after `sate prep` of the same text, which does not sniff, let it be
+    (review33m). A text beside its segments' list (MuST-C's yaml, Augmented LibriSpeech's alignments.meta) is read
+    as prep reads it; the same lines elsewhere are refused."""
+    escaped = "er sagte &quot; ja &quot; .\n" * 2 + "Ein Satz &amp; mehr.\n" * 18
+    for folder, beside in (("mustc/en-de/data/train/txt", "train.yaml"), ("libri/train", "alignments.meta")):
+        txt = tmp_path / folder
+        txt.mkdir(parents=True)
+        write(txt / beside, "- {duration: 1.0, offset: 0.0, speaker_id: s, wav: a.wav}\n")
+        en, de = write(txt / "train.en", "a sentence\n" * 20), write(txt / "train.de", escaped)
+        assert check_pairs([(en, de)]) == [20] and capsys.readouterr().err == ""
+    (txt / "alignments.meta").unlink()
+    with pytest.raises(SateError, match=r"train\.de: Moses-tokenized text"):
+        check_pairs([(en, de)])
+
+
 def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
     en = write(tmp_path / "x.en", "one\ntwo\nthree\n")
     de = write(tmp_path / "x.de", "eins\nzwei\n")
