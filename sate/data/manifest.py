@@ -17,6 +17,7 @@ import gzip
 import json
 import os
 import re
+import unicodedata
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -100,31 +101,60 @@ def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) 
     return [line.rstrip("\r").removeprefix("\ufeff") if strip_bom else line.rstrip("\r") for line in lines]
 
 
-# The encoding a text of a language is saved in where it is not UTF-8 (Windows' code page, or China's national
-# standard), by the language a corpus file's name ends in (MuST-C's `dev.zh`, an MT text's `train.ru`): Python's codec
-# name, which iconv knows too
-LEGACY_ENCODINGS = {**dict.fromkeys(("en", "de", "fr", "es", "it", "pt", "nl"), "CP1252"),
-                    **dict.fromkeys(("ru", "uk", "bg"), "CP1251"), **dict.fromkeys(("ar", "fa"), "CP1256"),
-                    **dict.fromkeys(("ro", "cs", "pl"), "CP1250"), "tr": "CP1254", "vi": "CP1258", "zh": "GB18030",
-                    "ja": "CP932", "ko": "CP949"}
+# The encodings a text of a language is saved in where it is not UTF-8 (Windows' code page, China's national
+# standard, Taiwan's Big5, Unix's KOI8), by the language a corpus file's name ends in (MuST-C's `dev.zh`, an MT text's
+# `train.ru`), the likelier first: Python's codec names, which iconv knows too
+LEGACY_ENCODINGS = {**dict.fromkeys(("en", "de", "fr", "es", "it", "pt", "nl"), ("CP1252",)),
+                    "ru": ("CP1251", "KOI8-R"), "uk": ("CP1251", "KOI8-U"), "bg": ("CP1251",),
+                    **dict.fromkeys(("ar", "fa"), ("CP1256",)), **dict.fromkeys(("ro", "cs", "pl"), ("CP1250",)),
+                    "tr": ("CP1254",), "vi": ("CP1258",), "zh": ("GB18030", "BIG5"), "ja": ("CP932", "EUC-JP"),
+                    "ko": ("CP949",)}
+# The letters a text of the language is written in, beyond ASCII: a decoding whose letters are mostly others is not
+# the text's. Every Big5 byte pair is a GB18030 one too, which makes kana, Cyrillic and private-use characters of
+# Traditional Chinese, and so "reads whole" proved nothing: the advice followed trained on mojibake, exit 0 (review33m).
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+_LETTERS = {"zh": f"[{_HAN}]", "ja": f"[{_HAN}\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]",
+            "ko": f"[{_HAN}\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]", "ar": "[\u0600-\u06ff\ufb50-\ufdff\ufe70-\ufeff]",
+            **dict.fromkeys(("ru", "uk", "bg"), "[\u0400-\u04ff]")}
+_LATIN = "[\u00c0-\u024f\u1e00-\u1eff]"
+_ODD = frozenset(("Co", "Cn", "Cs"))  # private-use, unassigned, surrogate: no text's
+
+
+def _reads_as(text: str, language: str) -> bool:
+    """Is ``text`` (bytes decoded in one of the language's `LEGACY_ENCODINGS`) plausibly that language's? Its letters
+    beyond ASCII nine in ten of the language's script, none private-use or unassigned, no control but a tab or a form
+    feed, and its Cyrillic letters mostly lower case (KOI8-R's lower case is CP1251's upper: "рТЙЧЕФ, ЛБЛ ДЕМБ?").
+    Its first 100,000 characters tell (a refusal's advice: a whole file's are read one by one)."""
+    text = text[:100_000]
+    if any(unicodedata.category(ch) in _ODD or (ch < " " and ch not in "\t\n\r\x0c") or "\x7f" <= ch <= "\x9f"
+           for ch in text):
+        return False
+    letters = [ch for ch in text if ch > "\x7f" and ch.isalpha()]
+    script = re.compile(_LETTERS.get("ar" if language == "fa" else language, _LATIN))
+    if 10 * sum(script.match(ch) is not None for ch in letters) < 9 * len(letters):
+        return False
+    cyrillic = [ch for ch in letters if "\u0400" <= ch <= "\u04ff"]
+    return 2 * sum(ch.isupper() for ch in cyrillic) <= len(cyrillic)
 
 
 def legacy_encoding(path: Path, data: bytes) -> str:
     """What to add to "not valid UTF-8" of a corpus text ``path`` whose bytes (``data``: the file's, or the line's)
-    read whole in the encoding its language is often saved in (`LEGACY_ENCODINGS`): a Chinese translation saved in
-    GBK was "dev.zh:1: not valid UTF-8 (invalid continuation byte)", nothing said of what to do, where a UTF-16 file
-    is told to convert (33rd hostile pass). '' where the name says no language, the bytes do not read so, or they are
-    UTF-8 but for a few damaged bytes (then converting would garble the rest)."""
+    read whole, and as its language's (`_reads_as`), in an encoding that language is often saved in
+    (`LEGACY_ENCODINGS`): a Chinese translation saved in GBK was "dev.zh:1: not valid UTF-8 (invalid continuation
+    byte)", nothing said of what to do, where a UTF-16 file is told to convert (33rd hostile pass). '' where the name
+    says no language, the bytes read so in none, or they are UTF-8 but for a few damaged bytes (then converting would
+    garble the rest)."""
     language = path.name.lower().removesuffix(".gz").rpartition(".")[2]
-    encoding = LEGACY_ENCODINGS.get(language)
-    if encoding is None:
-        return ""
     text = data.decode("utf-8", errors="replace")
     if sum(ch > "\x7f" for ch in text) > 2 * text.count("\ufffd"):  # mostly UTF-8: a damaged byte
         return ""
-    try:
-        data.decode(encoding)
-    except UnicodeDecodeError:
+    for encoding in LEGACY_ENCODINGS.get(language, ()):
+        try:
+            if _reads_as(data.decode(encoding), language):
+                break
+        except UnicodeDecodeError:
+            pass
+    else:
         return ""
     name, new = shell_word(str(path)), shell_word(f"{path}.utf8")
     convert = (f"zcat {name} | iconv -f {encoding} -t UTF-8 | gzip > {new}" if path.name.lower().endswith(".gz") else

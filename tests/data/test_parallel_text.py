@@ -71,6 +71,28 @@ def test_mt_text_in_a_legacy_encoding_is_told_how_to_convert(tmp_path: Path) -> 
     assert [pair.tgt for pair in read_pairs([(en, ru)])] == ["привет мир", "как дела"]
 
 
+@pytest.mark.parametrize("name, text, encoding", [
+    ("x.zh", "我們今天談音樂。\n這是來自台灣的文字。\n", "BIG5"),  # Traditional Chinese: read whole as GB18030 too
+    ("x.ru", "Привет, как дела?\nЭто русский текст.\n", "KOI8-R"),  # read whole as CP1251 too, upper case for lower
+])
+def test_the_encoding_named_is_the_texts(tmp_path: Path, name: str, text: str, encoding: str) -> None:
+    """Big5 and KOI8-R text were told to convert from GB18030 and CP1251, which read their bytes whole; followed, the
+    text was mojibake ("рТЙЧЕФ, ЛБЛ ДЕМБ?"), read at exit 0 (review33m). The encoding whose decoding is the
+    language's letters is named, and the advice followed reads the text."""
+    import subprocess
+
+    en = write(tmp_path / "x.en", "we talk about music\nthis is text\n")
+    path = tmp_path / name
+    path.write_bytes(text.encode(encoding))
+    with pytest.raises(SateError, match=rf"it reads as {encoding}, .*convert it \((iconv .*), then move") as err:
+        list(read_pairs([(en, path)]))
+    if shutil.which("iconv") is None:
+        pytest.skip("no iconv here to follow the advice with")
+    subprocess.run(re.search(r"convert it \((iconv .*), then move", str(err.value))[1], shell=True, check=True)
+    os.replace(f"{path}.utf8", path)
+    assert [pair.tgt for pair in read_pairs([(en, path)])] == text.splitlines()
+
+
 def test_tokenized_or_bpe_mt_text_is_refused(tmp_path: Path) -> None:
     """A WMT corpus a Moses pipeline had tokenized (`don &apos;t`, `&quot;`) or BPE-segmented (`un@@ believ@@
     able`) given as --mt-text trained the vocabularies on "don apost" and on pieces of `&quot;` and `@@`, exit 0
