@@ -113,9 +113,16 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         fields = {str(k.value): str(v.value) for k, v in pairs if isinstance(v, yaml.ScalarNode)}
         # a number written with a decimal comma (a locale's printf: `duration: 1,5, offset: 0,25`) was read as the
         # whole number before the comma, the digits after it a key of no value: 1 s at 0 s, exit 0 (33rd hostile pass)
-        comma = next((str(k.value) for k, v in pairs if isinstance(k, yaml.ScalarNode) and is_digits(str(k.value))
-                      and isinstance(v, yaml.ScalarNode) and v.value == ""), None)
-        if comma is not None:
+        # A comma inside another value (`speaker_id: spk_1,2`) is told to quote it, which the sed would not mend.
+        at = next((n for n, (k, v) in enumerate(pairs) if isinstance(k, yaml.ScalarNode) and is_digits(str(k.value))
+                   and isinstance(v, yaml.ScalarNode) and v.value == ""), None)
+        if at is not None:
+            comma, (key, value) = str(pairs[at][0].value), pairs[at - 1] if at else (None, None)
+            if at and str(key.value) not in ("duration", "offset") and isinstance(value, yaml.ScalarNode):
+                quote = '"' if "'" in value.value else "'"
+                raise SateError(f"{path}:{lineno}: {comma} after a comma is a key of no value: a value that holds a "
+                                f"comma goes in quotes ({key.value}: {quote}{value.value},{comma}{quote}), a stray "
+                                f"comma is removed: {shown(text.strip())}")
             raise SateError(f"{path}:{lineno}: {comma} after a comma is a key of no value: numbers written with a "
                             "decimal comma ('duration: 1,5')? write them with a point (sed -E -i 's/: ([0-9]+),([0-9]+)"
                             f"/: \\1.\\2/g' {shell_word(str(path))}): {shown(text.strip())}")

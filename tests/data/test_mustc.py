@@ -99,6 +99,19 @@ def test_numbers_with_a_decimal_comma_are_refused(tmp_path: Path) -> None:
     [segment] = read_yaml(path)
     assert (segment.duration, segment.offset, segment.speaker) == (1.5, 2.25, "spk.7")
 
+
+def test_a_comma_inside_another_value_is_told_to_quote_it(tmp_path: Path) -> None:
+    """`speaker_id: spk_1,2` was told of a decimal comma, whose sed does not touch it: the same refusal came back
+    (review33m). A comma after a value that is no number is told to go in quotes, and so quoted the line reads."""
+    path = tmp_path / "dev.yaml"
+    for speaker, quoted in (("spk_1,2", "'spk_1,2'"), ("O'Brien,2", '"O\'Brien,2"')):
+        path.write_text(f"- {{duration: 1.5, offset: 2.25, speaker_id: {speaker}, wav: ted_7.wav}}\n")
+        with pytest.raises(SateError, match=rf"^{path}:1: 2 after a comma is a key of no value: a value that holds a "
+                                            rf"comma goes in quotes \(speaker_id: {quoted}\), a stray comma"):
+            read_yaml(path)
+        path.write_text(f"- {{duration: 1.5, offset: 2.25, speaker_id: {quoted}, wav: ted_7.wav}}\n")
+        assert read_yaml(path)[0].speaker == speaker
+
 @pytest.mark.parametrize("number", ["0_3", "0x10", "0b11", "1_0.5"])
 def test_a_quoted_line_reads_its_numbers_as_written(tmp_path: Path, number: str) -> None:
     """A line with a quote is read by the YAML parser, whose own numbers made `offset: 0_3` 3, `0x10` 16, exit 0,
