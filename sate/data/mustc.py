@@ -142,9 +142,13 @@ def _tabs_as_spaces(text: str) -> str:
     was read as written without a quote, and "malformed" with one (33rd hostile pass). A quoted value keeps its own."""
     if "\t" not in text:
         return text
-    out, quote = [], ""
-    for k, ch in enumerate(text):
-        if quote == "'" and ch == "'" or quote == '"' and ch == '"' and text[k - 1] != "\\":
+    out, quote, escaped = [], "", False
+    for ch in text:  # a backslash escapes the next character in double quotes alone: `"x\\"` ends after its pair
+        if escaped:
+            escaped = False
+        elif quote == '"' and ch == "\\":
+            escaped = True
+        elif quote == ch:
             quote = ""
         elif not quote and ch in "'\"":
             quote = ch

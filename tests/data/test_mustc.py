@@ -81,6 +81,9 @@ def test_a_tab_between_tokens_reads_on_a_line_with_a_quote() -> None:
     line = "-\t{duration: 1.5, offset: 2.0, speaker_id: 'spk\t7', wav: \"ted\\\"7.wav\"}"
     fields = parse_yaml_line(line, Path("x"), 1)
     assert (fields["speaker_id"], fields["wav"]) == ("spk\t7", 'ted"7.wav')
+    # a quoted value that ends in an escaped backslash ends there: the tab after it parts two tokens (review33m)
+    fields = parse_yaml_line('- {duration: 1.5, offset: 2.0, speaker_id: "spk\\\\",\twav: ted_7.wav}', Path("x"), 1)
+    assert (fields["speaker_id"], fields["wav"]) == ("spk\\", "ted_7.wav")
 
 
 def test_numbers_with_a_decimal_comma_are_refused(tmp_path: Path) -> None:
