@@ -18,7 +18,7 @@ from pathlib import Path
 from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples, url_refusal
 from sate.data.manifest import read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
-from sate.errors import SateError, shown
+from sate.errors import SateError, shell_word, shown
 from sate.files import few_paths, held_inside
 from sate.numbers import decimal
 
@@ -43,9 +43,13 @@ def read_table(path: Path) -> Table:
 
 
 # A wav.scp command that only copies an audio file to the pipe (ESPnet's MuST-C recipes: `ted_1 cat /m/ted_1.wav |`),
-# its path bare or in quotes (`cat '/m/ted 1.wav' |`), where the shell reads it as written: the file is the path
-# without the quotes; one with `$`, a backslash or a backtick is the shell's to expand, and no file named here
-CAT = re.compile(r"""cat\s+(?:'([^']+)'|"([^"$\\`]+)"|([^\s'"$\\`]+))\s*\|""")
+# or decodes a FLAC file whole (Kaldi's LibriSpeech recipe: `utt flac -c -d -s /m/utt.flac |`, a file sate reads
+# itself: it was told to "convert the recordings to audio files", 33rd hostile pass), its path bare or in quotes
+# (`cat '/m/ted 1.wav' |`), where the shell reads it as written: the file is the path without the quotes; one with
+# `$`, a backslash or a backtick is the shell's to expand, and no file named here
+CAT = re.compile(r"""(cat|flac(?:\s+(?:-[cds]+|--decode|--stdout|--silent))+)\s+"""
+                 r"""(?:'([^']+)'|"([^"$\\`]+)"|([^\s'"$\\`]+))\s*\|""")
+DECODE = re.compile(r"\s(-[cs]*d[cds]*|--decode)(?=\s|$)")  # flac's decode option, alone or among -c and -s
 
 
 def audio_paths(path: Path) -> dict[str, tuple[int, Path]]:
@@ -57,10 +61,18 @@ def audio_paths(path: Path) -> dict[str, tuple[int, Path]]:
             raise SateError(f"{where}: expected '<recording> <audio path>', got only {shown(rec)}")
         if value.endswith("|"):
             whole = CAT.fullmatch(value)
-            if whole is not None:  # ESPnet's MuST-C recipes list each talk so: "convert the recordings" did not fit
-                audio = next(group for group in whole.groups() if group is not None)
-                raise SateError(f"{where}: {rec} is a command ({shown(value)}) that reads the file {audio} as "
-                                f"it is: list the file itself ('{rec} {audio}')")
+            if whole is not None and (whole[1] == "cat" or DECODE.search(whole[1]) is not None):
+                # ESPnet's MuST-C recipes list each talk so, Kaldi's LibriSpeech each utterance: "convert the
+                # recordings" did not fit audio files already there
+                audio = next(group for group in whole.groups()[1:] if group is not None)
+                how = "reads the file {} as it is" if whole[1] == "cat" else "decodes the FLAC file {}, read as it is"
+                # a Kaldi LibriSpeech directory has 28,000 such lines: the sed that writes each so, where paths are
+                # bare (33rd hostile pass)
+                every = (f"; every such line: sed -E -i 's/^([^ ]+) (cat|flac( -[cds]+| --[a-z]+)*) "
+                         f"([[:alnum:]_./:@+,=-]+) *\\|$/\\1 \\4/' {shell_word(str(path))}"
+                         if whole[4] is not None else "")
+                raise SateError(f"{where}: {rec} is a command ({shown(value)}) that {how.format(audio)}: list the "
+                                f"file itself ('{rec} {audio}'){every}")
             raise SateError(f"{where}: {rec} is a command ({shown(value)}); convert the recordings to audio files "
                             "(wav, flac) and list their paths")
         if re.search(r"\.ark:\d+$", value):

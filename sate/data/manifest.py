@@ -17,12 +17,13 @@ import gzip
 import json
 import os
 import re
+import unicodedata
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sate.data.audio import MAX_SECONDS, SPEED_RANGE, url_refusal
-from sate.errors import SateError, one_line, shown
+from sate.errors import SateError, one_line, shell_word, shown
 from sate.files import (
     SNIFF,
     KeyTwice,
@@ -91,13 +92,75 @@ def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) 
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        raise NotUtf8(f"{path}:{line}: not valid UTF-8 ({err.reason})") from None
+        raise NotUtf8(f"{path}:{line}: not valid UTF-8 ({err.reason}){legacy_encoding(path, data)}") from None
     if strip_bom:  # before the split too: a file that is only a mark (an empty file saved "with BOM") has no lines
         text = text.removeprefix("\ufeff")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [line.rstrip("\r").removeprefix("\ufeff") if strip_bom else line.rstrip("\r") for line in lines]
+
+
+# The encodings a text of a language is saved in where it is not UTF-8 (Windows' code page, China's national
+# standard, Taiwan's Big5, Unix's KOI8), by the language a corpus file's name ends in (MuST-C's `dev.zh`, an MT text's
+# `train.ru`), the likelier first: Python's codec names, which iconv knows too
+LEGACY_ENCODINGS = {**dict.fromkeys(("en", "de", "fr", "es", "it", "pt", "nl"), ("CP1252",)),
+                    "ru": ("CP1251", "KOI8-R"), "uk": ("CP1251", "KOI8-U"), "bg": ("CP1251",),
+                    **dict.fromkeys(("ar", "fa"), ("CP1256",)), **dict.fromkeys(("ro", "cs", "pl"), ("CP1250",)),
+                    "tr": ("CP1254",), "vi": ("CP1258",), "zh": ("GB18030", "BIG5"), "ja": ("CP932", "EUC-JP"),
+                    "ko": ("CP949",)}
+# The letters a text of the language is written in, beyond ASCII: a decoding whose letters are mostly others is not
+# the text's. Every Big5 byte pair is a GB18030 one too, which makes kana, Cyrillic and private-use characters of
+# Traditional Chinese, and so "reads whole" proved nothing: the advice followed trained on mojibake, exit 0 (review33m).
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+_LETTERS = {"zh": f"[{_HAN}]", "ja": f"[{_HAN}\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]",
+            "ko": f"[{_HAN}\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]", "ar": "[\u0600-\u06ff\ufb50-\ufdff\ufe70-\ufeff]",
+            **dict.fromkeys(("ru", "uk", "bg"), "[\u0400-\u04ff]")}
+_LATIN = "[\u00c0-\u024f\u1e00-\u1eff]"
+_ODD = frozenset(("Co", "Cn", "Cs"))  # private-use, unassigned, surrogate: no text's
+
+
+def _reads_as(text: str, language: str) -> bool:
+    """Is ``text`` (bytes decoded in one of the language's `LEGACY_ENCODINGS`) plausibly that language's? Its letters
+    beyond ASCII nine in ten of the language's script, none private-use or unassigned, no control but a tab or a form
+    feed, and its Cyrillic letters mostly lower case (KOI8-R's lower case is CP1251's upper: "рТЙЧЕФ, ЛБЛ ДЕМБ?").
+    Its first 100,000 characters tell (a refusal's advice: a whole file's are read one by one)."""
+    text = text[:100_000]
+    if any(unicodedata.category(ch) in _ODD or (ch < " " and ch not in "\t\n\r\x0c") or "\x7f" <= ch <= "\x9f"
+           for ch in text):
+        return False
+    letters = [ch for ch in text if ch > "\x7f" and ch.isalpha()]
+    script = re.compile(_LETTERS.get("ar" if language == "fa" else language, _LATIN))
+    if 10 * sum(script.match(ch) is not None for ch in letters) < 9 * len(letters):
+        return False
+    cyrillic = [ch for ch in letters if "\u0400" <= ch <= "\u04ff"]
+    return 2 * sum(ch.isupper() for ch in cyrillic) <= len(cyrillic)
+
+
+def legacy_encoding(path: Path, data: bytes) -> str:
+    """What to add to "not valid UTF-8" of a corpus text ``path`` whose bytes (``data``: the file's, or the line's)
+    read whole, and as its language's (`_reads_as`), in an encoding that language is often saved in
+    (`LEGACY_ENCODINGS`): a Chinese translation saved in GBK was "dev.zh:1: not valid UTF-8 (invalid continuation
+    byte)", nothing said of what to do, where a UTF-16 file is told to convert (33rd hostile pass). '' where the name
+    says no language, the bytes read so in none, or they are UTF-8 but for a few damaged bytes (then converting would
+    garble the rest)."""
+    language = path.name.lower().removesuffix(".gz").rpartition(".")[2]
+    text = data.decode("utf-8", errors="replace")
+    if sum(ch > "\x7f" for ch in text) > 2 * text.count("\ufffd"):  # mostly UTF-8: a damaged byte
+        return ""
+    for encoding in LEGACY_ENCODINGS.get(language, ()):
+        try:
+            if _reads_as(data.decode(encoding), language):
+                break
+        except UnicodeDecodeError:
+            pass
+    else:
+        return ""
+    name, new = shell_word(str(path)), shell_word(f"{path}.utf8")
+    convert = (f"zcat {name} | iconv -f {encoding} -t UTF-8 | gzip > {new}" if path.name.lower().endswith(".gz") else
+               f"iconv -f {encoding} -t UTF-8 {name} > {new}")
+    return (f"; it reads as {encoding}, an encoding {language} text is saved in: convert it ({convert}, then move that "
+            "over it)")
 
 
 # What YAML and str.splitlines read as a line break besides \n, by the name a message gives it
@@ -157,12 +220,73 @@ def not_sentences(lines: list[str]) -> str | None:
     return None
 
 
-def check_sentences(path: Path, lines: list[str], wanted: str) -> None:
+def check_sentences(path: Path, lines: list[str], wanted: str, sniff_tokenizer: bool = False) -> None:
     """Refuse ``path`` when its first lines say it is another kind of file than text of one sentence a line
-    (`not_sentences`), naming what it is and what was ``wanted`` there."""
+    (`not_sentences`), naming what it is and what was ``wanted`` there; ``sniff_tokenizer``: or text a tokenizer or a
+    subword model wrote (`preprocessed`: MT text, which a WMT pipeline may have tokenized; a corpus sate reads as
+    shipped is not sniffed for it)."""
     what = not_sentences(lines)
     if what is not None:
         raise SateError(f"{path}: {what}, not {wanted}")
+    what = preprocessed(lines) if sniff_tokenizer else None
+    if what is not None:
+        raise SateError(f"{path}: {what}, not {wanted} as written: {PREPROCESSED_ADVICE[what.split(' ', 1)[0]]}")
+
+
+# A Moses tokenizer's escapes where only its tokenization puts them (tokenizer.perl's default): a clitic split off
+# (`don &apos;t`, `John &apos;s`; French `l&apos; homme`), an apostrophe or a quote standing alone (`geht &apos; s`,
+# `&quot; ja &quot;`). Web text's entities (`Terms &amp; Conditions`, `&quot;hi&quot;`, `a &lt; b`: WMT's crawled
+# corpora hold them) are no tokenizer's: noted (`ENTITY`), not refused (review33m).
+MOSES_ESCAPE = re.compile(r"\w &apos;(?:s|t|re|ve|ll|d|m)\b|\w&apos; \w|(?<!\S)&(?:apos|quot);(?!\S)", re.IGNORECASE)
+ENTITY = re.compile(r"&(?:[A-Za-z]+|#[0-9]+|#[xX][0-9A-Fa-f]+);")
+# subword-nmt's continuation mark (`un@@ believ@@ able`)
+BPE_MARK = re.compile(r"\S@@(?: |$)")
+PREPROCESSED_ADVICE = {
+    "Moses-tokenized": "give the corpus as released, before tokenization (a Moses detokenizer, detokenizer.perl or "
+                       "sacremoses's, undoes both the spaces and the escapes)",
+    "BPE-segmented": "give the words, before BPE (sed -E 's/(@@ )|(@@ ?$)//g' undoes it)",
+    "SentencePiece-encoded": "give the text, before SentencePiece (spm_decode, or sed -E 's/ //g; s/\u2581/ /g; "
+                             "s/^ //' undoes it)"}
+
+
+def preprocessed(lines: list[str]) -> str | None:
+    """What tokenizer or subword model wrote a corpus text, by its first non-blank lines, or None. `sate vocab
+    --mt-text train.tok.en train.tok.de` of a WMT corpus a Moses pipeline had tokenized read `don &apos;t` as the
+    words "don apost", and the German side's `&quot;` became pieces the model wrote; BPE's `un@@ believ@@ able` was
+    three words: exit 0 (33rd hostile pass). Two lines of a Moses tokenizer's escapes where only it puts them
+    (`MOSES_ESCAPE`), or a continuation mark or SentencePiece's word mark in half the lines, tell."""
+    said = [line for line in lines if line.strip()]
+    escaped = [found for line in said if (found := MOSES_ESCAPE.search(line)) is not None]
+    if len(escaped) >= 2:
+        examples = " ".join(dict.fromkeys(f"`{ENTITY.search(found[0])[0]}`" for found in escaped))
+        return f"Moses-tokenized text (its escapes, {examples}, in {len(escaped)} of its first {len(said)} lines)"
+    marked = sum(BPE_MARK.search(line) is not None for line in said)
+    if said and 2 * marked >= len(said):
+        return f"BPE-segmented text (subword-nmt's `@@` in {marked} of its first {len(said)} lines)"
+    pieces = sum("\u2581" in line for line in said)
+    if said and 2 * pieces >= len(said):
+        return f"SentencePiece-encoded text (its word mark `\u2581` in {pieces} of its first {len(said)} lines)"
+    return None
+
+
+def entities_note(path: Path, lines: list[str]) -> str | None:
+    """A note where two or more of a text's first non-blank ``lines`` hold HTML/XML entities (`&amp;`, `&quot;`,
+    `&#233;`) that are not a Moses tokenizer's (`preprocessed`): web text's, as WMT's crawled corpora carry them, or
+    a detokenized text's left escaped. Trained as they are, the model learns to write `&amp;`; the text may be as it
+    was released, so the run goes on (review33m: such text was refused as Moses-tokenized, with no way on)."""
+    said = [line for line in lines if line.strip()]
+    found = [m[0] for line in said if (m := ENTITY.search(line)) is not None]
+    if len(found) < 2:
+        return None
+    examples = " ".join(f"`{name}`" for name in dict.fromkeys(found[:5]))
+    unescape = "python3 -c 'import html, sys; sys.stdout.writelines(map(html.unescape, sys.stdin))'"
+    name = shell_word(str(path))
+    if path.name.lower().endswith(".gz"):
+        unescape = f"zcat {name} | {unescape} | gzip > {shell_word(str(path.with_suffix('.txt.gz')))}"
+    else:
+        unescape = f"{unescape} < {name} > {shell_word(f'{path}.txt')}"
+    return (f"note: {one_line(str(path))}: HTML/XML entities ({examples}) in {len(found)} of its first {len(said)} "
+            f"lines are read as they are written; if they stand for characters, unescape them first ({unescape})")
 
 
 def trailing_blank_lines(texts: Iterable[tuple[Path, list[str]]], count: int) -> str:

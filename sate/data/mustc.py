@@ -33,7 +33,7 @@ from sate.data.manifest import (
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, first_few, one_line, shell_word, shown
 from sate.files import few_paths, not_a_directory
-from sate.numbers import decimal
+from sate.numbers import decimal, is_digits
 
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
 
@@ -82,7 +82,7 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
     if fields is None:
         problem = None
         try:  # the node tree still has every key: the loaded dict keeps only the last of a repeated one
-            pairs, loaded = _compose_and_load(text)
+            pairs, loaded = _compose_and_load(_tabs_as_spaces(text))
             loaded = bounded(loaded, f"{path}:{lineno}")
         except yaml.YAMLError as err:
             pairs = loaded = None
@@ -111,6 +111,21 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         # each value as written, as the plain lines' are: YAML's own reading made `offset: 0_3` 3, `0x10` 16 and
         # `0b11` 3 on a line with a quote, where the same line without one was refused (nineteenth hostile pass)
         fields = {str(k.value): str(v.value) for k, v in pairs if isinstance(v, yaml.ScalarNode)}
+        # a number written with a decimal comma (a locale's printf: `duration: 1,5, offset: 0,25`) was read as the
+        # whole number before the comma, the digits after it a key of no value: 1 s at 0 s, exit 0 (33rd hostile pass)
+        # A comma inside another value (`speaker_id: spk_1,2`) is told to quote it, which the sed would not mend.
+        at = next((n for n, (k, v) in enumerate(pairs) if isinstance(k, yaml.ScalarNode) and is_digits(str(k.value))
+                   and isinstance(v, yaml.ScalarNode) and v.value == ""), None)
+        if at is not None:
+            comma, (key, value) = str(pairs[at][0].value), pairs[at - 1] if at else (None, None)
+            if at and str(key.value) not in ("duration", "offset") and isinstance(value, yaml.ScalarNode):
+                quote = '"' if "'" in value.value else "'"
+                raise SateError(f"{path}:{lineno}: {comma} after a comma is a key of no value: a value that holds a "
+                                f"comma goes in quotes ({key.value}: {quote}{value.value},{comma}{quote}), a stray "
+                                f"comma is removed: {shown(text.strip())}")
+            raise SateError(f"{path}:{lineno}: {comma} after a comma is a key of no value: numbers written with a "
+                            "decimal comma ('duration: 1,5')? write them with a point (sed -E -i 's/: ([0-9]+),([0-9]+)"
+                            f"/: \\1.\\2/g' {shell_word(str(path))}): {shown(text.strip())}")
     repeated = next((k for k in keys if keys.count(k) > 1), None)
     if repeated is not None:
         raise SateError(f"{path}:{lineno}: key {repeated} appears twice: {shown(text.strip())}")
@@ -119,6 +134,26 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         what = _not_one_line(text) or f"yaml entry misses field(s) {', '.join(missing)}"
         raise SateError(f"{path}:{lineno}: {what}: {shown(text.strip())}")
     return fields
+
+
+def _tabs_as_spaces(text: str) -> str:
+    """``text`` with each tab outside quotes a space. YAML's flow style allows a tab where a space parts two tokens,
+    PyYAML does not ("found character '\\t' that cannot start any token"): a line with a tab after its ``-`` or a comma
+    was read as written without a quote, and "malformed" with one (33rd hostile pass). A quoted value keeps its own."""
+    if "\t" not in text:
+        return text
+    out, quote, escaped = [], "", False
+    for ch in text:  # a backslash escapes the next character in double quotes alone: `"x\\"` ends after its pair
+        if escaped:
+            escaped = False
+        elif quote == '"' and ch == "\\":
+            escaped = True
+        elif quote == ch:
+            quote = ""
+        elif not quote and ch in "'\"":
+            quote = ch
+        out.append(" " if ch == "\t" and not quote else ch)
+    return "".join(out)
 
 
 def _compose_and_load(text: str) -> tuple[list[tuple[yaml.Node, yaml.Node]] | None, object]:

@@ -20,7 +20,7 @@ from itertools import islice, zip_longest
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from sate.data.manifest import SNIFF_LINES, check_sentences
+from sate.data.manifest import SNIFF_LINES, check_sentences, entities_note, legacy_encoding
 from sate.data.text import HAN_KANA
 from sate.errors import SateError, one_line
 from sate.files import what_is_there
@@ -75,7 +75,8 @@ def _lines(path: Path) -> Iterator[str]:
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as err:
-                    raise SateError(f"{path}:{lineno}: not valid UTF-8 ({err.reason})") from None
+                    raise SateError(f"{path}:{lineno}: not valid UTF-8 ({err.reason})"
+                                    f"{legacy_encoding(path, raw)}") from None
                 # a mark at a later line's start is a file's joined on with `cat` (30th hostile pass)
                 yield line.rstrip("\n").rstrip("\r").removeprefix("\ufeff")
     except (OSError, EOFError, zlib.error) as err:  # gzip.BadGzipFile is an OSError; a cut gzip raises EOFError
@@ -103,9 +104,24 @@ def _why(err: BaseException) -> str:
 
 def _check_sentences(*paths: Path) -> None:
     """Refuse a file of another kind given as MT text (`not_sentences`): a manifest or a MuST-C yaml given for it
-    trained a vocabulary or a model, exit 0 (twenty-second hostile pass)."""
+    trained a vocabulary or a model, exit 0 (twenty-second hostile pass); or text a tokenizer wrote (`preprocessed`),
+    but for a corpus's own text (`corpus_text`); note entities a tokenizer did not write (`entities_note`)."""
     for path in paths:
-        check_sentences(path, list(islice(_lines(path), SNIFF_LINES)), "MT text of one sentence a line")
+        lines = list(islice(_lines(path), SNIFF_LINES))
+        shipped = corpus_text(path)
+        check_sentences(path, lines, "MT text of one sentence a line", sniff_tokenizer=not shipped)
+        note = None if shipped else entities_note(path, lines)
+        if note is not None:
+            print(note, file=sys.stderr)
+
+
+def corpus_text(path: Path) -> bool:
+    """Is ``path`` a corpus's text that `sate prep` reads as shipped, beside its segments' list (MuST-C's
+    `txt/train.de` beside `train.yaml`, Augmented LibriSpeech's `train/train.fr` beside `alignments.meta`)? The
+    recipes give MuST-C's train text as MT text with --mt-extra (stage 2 and 4), where it was sniffed for a
+    tokenizer's escapes that `sate prep` of the same text, hours before, let be (review33m)."""
+    stem = path.name.split(".", 1)[0]
+    return os.path.isfile(path.parent / f"{stem}.yaml") or os.path.isfile(path.parent / "alignments.meta")
 
 
 def check_pairs(files: Sequence[tuple[Path, Path]]) -> list[int]:

@@ -21,6 +21,7 @@ import re
 import signal
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, islice
 from pathlib import Path
@@ -66,6 +67,7 @@ from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, check_texts, token_ids
 from sate.errors import SateError, one_line
 from sate.files import (
+    atomic_write_text,
     contents_digest,
     exclusive,
     file_sha256,
@@ -114,7 +116,7 @@ class Vocabulary:
             raise SateError(f"{token_list}:{line}: token list does not match {spm_model} "
                             f"({len(self.tokens)} tokens, the model implies {len(expected)})")
         self.sos_eos_id = len(self.tokens) - 1
-        self.clean = plain_nfkc(self.sp)  # cleaned `as_nmt_nfkc`, as the model's text was before training
+        self.clean = cleaned(self.sp)  # cleaned `as_nmt_nfkc`, as the model's text was before training
 
 
     @classmethod
@@ -250,16 +252,26 @@ def normalization_rule(sentences: Sequence[str]) -> str:
     lines = sentences[:ORDER_LINES]
     if unspaced(lines):
         return "identity"
-    return "nfkc" if 10 * sum(JOINED.search(line) is not None for line in lines) >= max(len(lines), 1) else "nmt_nfkc"
+    return "nfkc" if 10 * sum(map(joined, lines)) >= max(len(lines), 1) else "nmt_nfkc"
 
 
-JOINED = re.compile(r"\w\u200c\w")  # a zero-width non-joiner inside a word, as Persian writes them (nmt_nfkc keeps ZWJ)
+# A zero-width non-joiner after a letter (and the marks on it: Persian's kasra, "کتابِ\u200cها") and before one, as
+# Persian writes its words' parts (nmt_nfkc keeps ZWJ). The marks between are checked by category: `\w` is no mark,
+# so a joiner after one was not counted, and a text whose joined words end in a vowel sign trained with nmt_nfkc.
+JOINED = re.compile(r"\w([^\w\s\u200c]*)\u200c(?=\w)")
+
+
+def joined(line: str) -> bool:
+    """Does ``line`` hold a zero-width non-joiner inside a word (`JOINED`)?"""
+    return any(all(unicodedata.category(ch)[0] == "M" for ch in match[1]) for match in JOINED.finditer(line))
+
+
 # What SentencePiece's nmt_nfkc reads as a space, or drops, where its plain nfkc keeps it (every code point compared,
-# sentencepiece 0.2.0), less U+200C, the one a Persian text needs kept: a text trained with plain nfkc is cleaned of
-# them before training and before each encoding, as nmt_nfkc would, so that a tab inside a Persian translation is a
-# space, not a character SentencePiece makes no piece of (<unk>, " ⁇ " in the output), and a stray control character,
-# U+200B, a bidi mark, a byte-order mark or U+FFFD is not a piece of its own (review32d). U+FF5E, which nfkc folds to
-# "~" and nmt_nfkc keeps, is the one difference left.
+# sentencepiece 0.2.0), less U+200C, the one a Persian text needs kept: a text trained with plain nfkc (or identity) is
+# cleaned of them before training and before each encoding, as nmt_nfkc would, so that a tab inside a Persian (or
+# Chinese) translation is a space, not a character SentencePiece makes no piece of (<unk>, " ⁇ " in the output), and a
+# stray control character, U+200B, a bidi mark, a byte-order mark or U+FFFD is not a piece of its own (review32d).
+# U+FF5E, which nfkc folds to "~" and nmt_nfkc keeps, is the one difference left.
 NMT_SPACES = "\t\n\x0c\r\u1680\u200b\u200e\u200f\u2028\u2029\u2581\ufeff\ufffd"
 NMT_DROPPED = "".join(map(chr, [*range(0x01, 0x09), 0x0b, *range(0x0e, 0x20), 0x7f, 0x8f, 0x9f]))
 AS_NMT_NFKC = str.maketrans({**dict.fromkeys(NMT_SPACES, " "), **dict.fromkeys(NMT_DROPPED)})
@@ -272,10 +284,12 @@ def as_nmt_nfkc(text: str) -> str:
     return text.translate(AS_NMT_NFKC) if NMT_CLEANED.search(text) else text
 
 
-def plain_nfkc(sp: spm.SentencePieceProcessor) -> bool:
-    """Does the model normalise with plain ``nfkc`` (keeps U+200C, folds the ligature "ﬁ"), the rule a Persian
-    text trains with (`normalization_rule`)? nmt_nfkc reads U+200C as a space; identity folds nothing."""
-    return "\u200c" in sp.normalize("a\u200cb") and "fi" in sp.normalize("\ufb01")
+def cleaned(sp: spm.SentencePieceProcessor) -> bool:
+    """Is the model's text cleaned `as_nmt_nfkc` (before training and each encoding)? So is every rule's but
+    nmt_nfkc's (which reads U+200C as a space, as the others do not): plain ``nfkc`` (a Persian text's) and
+    ``identity`` (Chinese's, Japanese's: a tab in a translation was a character of no piece, `<unk>`, and " ⁇ "
+    where the model wrote it, 33rd hostile pass)."""
+    return "\u200c" in sp.normalize("a\u200cb")
 
 
 def target_rule(rows: Iterable[dict], mt_files: Sequence[tuple[Path, Path]]) -> str:
@@ -329,7 +343,7 @@ def train_spm(sentences: Sequence[str], size: int, option: str, sampled: str = "
     process (`sate.data.spm_child`) so that a signal ends the command at once. ``sampled``: what a failure adds when
     the text was a sample (`--sample-size 3` failed naming only the size option, fifteenth hostile pass); ``rule``:
     SentencePiece's normalisation (`normalization_rule`)."""
-    if rule == "nfkc":  # as `Vocabulary` encodes
+    if rule != "nmt_nfkc":  # as `Vocabulary` encodes
         sentences = [as_nmt_nfkc(s) for s in sentences]
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
@@ -363,12 +377,19 @@ def start_trainer(command: list[str], env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
 
-def _digest(paths: Iterable[Path]) -> str:
-    """Of the paths and contents, read in blocks (MT text may be gigabytes)."""
+def _digest(paths: Iterable[Path], legacy: bool = False) -> str:
+    """The inputs' digest, of their contents (each file's length first), read in blocks (MT text may be gigabytes);
+    ``legacy``: the one a record written before the 33rd pass holds, of their real paths and contents. The paths made
+    a data directory copied or moved (`cp -r data /scratch/`) "not up to date": `sate vocab` trained its vocabularies
+    again, with SentencePiece's threads as many as the machine's cores, which change the model, so the experiments
+    trained on the old one were refused at their resume, the old models gone (33rd hostile pass)."""
     h = hashlib.sha256()
     for path in paths:
-        h.update(os.fsencode(real_path(path)))  # a name that is not UTF-8 as its bytes
+        if legacy:
+            h.update(os.fsencode(real_path(path)))  # a name that is not UTF-8 as its bytes
         with open(path, "rb") as f:
+            if not legacy:
+                h.update(f"{os.fstat(f.fileno()).st_size}\n".encode())
             while block := f.read(1 << 20):
                 h.update(block)
     return h.hexdigest()
@@ -421,7 +442,7 @@ def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
     return paths
 
 
-def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
+def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path], inputs: Sequence[Path]) -> bool:
     """Are the outputs there as they were written (their digest, which the record keeps), and does the record say
     these inputs made them? A damaged record (cut short, not UTF-8, not JSON) says no; so does an output edited or
     damaged since (a token list with a line added, a model replaced), which its readers refused, saying to run `sate
@@ -430,8 +451,28 @@ def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
     if not all(p.is_file() for p in outputs):
         return False
     record = read_record(meta_path, "`sate vocab`")
-    return isinstance(record, dict) and {k: v for k, v in record.items() if k != TRAIN_DIGEST} == \
-        {**meta, "outputs": contents_digest(p.read_bytes() for p in outputs)}
+    if not isinstance(record, dict):
+        return False
+    made = {k: v for k, v in record.items() if k != TRAIN_DIGEST}
+    legacy = made.get("inputs") != meta["inputs"] and made.get("inputs") == _digest(inputs, legacy=True)
+    if legacy:
+        made["inputs"] = meta["inputs"]  # a record of the inputs' paths and contents (`_digest`), read again only so
+    if made != {**meta, "outputs": contents_digest(p.read_bytes() for p in outputs)}:
+        return False
+    if legacy:
+        _upgrade(meta_path, {**record, "inputs": meta["inputs"]})
+    return True
+
+
+def _upgrade(meta_path: Path, record: dict) -> None:
+    """Write ``record`` (one of the old digest, up to date where it was written) with the inputs' new digest, so that
+    the data directory moved later is still up to date and its inputs are hashed once a run: kept as it was, every
+    data directory made before the 33rd pass trained its vocabularies again after a move (review33m). Atomic; a
+    record that cannot be written (a read-only data directory) is left as it was, still up to date here."""
+    try:
+        atomic_write_text(meta_path, json.dumps(record) + "\n")
+    except OSError:
+        pass
 
 
 # vocab.json's digest of the train manifest the vocabularies were made from, its contents alone (a data directory
@@ -560,7 +601,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     meta_path = data_dir / layout.VOCAB_META
     inputs = [manifest] + [hub / name for name in FILES if (hub / name).is_file()]
     meta = {"kind": "marian", "hub": str(real_path(hub)), "inputs": _digest(inputs)}
-    if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)]):
+    if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)], inputs):
         print(f"{one_line(str(data_dir))}: the Marian vocabulary is up to date")
         return 0
     write_marian_vocab(data_dir, hub, {**meta, TRAIN_DIGEST: file_sha256(manifest)}, meta_path)
@@ -611,7 +652,7 @@ def _run(args: argparse.Namespace) -> int:
         raise SateError(f"--sample-size must be >= 1, got {args.sample_size}")
     meta = {"sizes": sizes, "inputs": _digest([manifest, *extra, *mt_files]), "sample_size": args.sample_size}
     outputs = [data_dir / name for side in SIDES for name in (layout.spm_model(side), layout.token_list(side))]
-    if _up_to_date(meta_path, meta, outputs):
+    if _up_to_date(meta_path, meta, outputs, [manifest, *extra, *mt_files]):
         print(f"{one_line(str(data_dir))}: vocabularies up to date")
         folded = folding_note(data_dir, manifest, [tuple(pair) for pair in args.mt_text])
         if folded is not None:

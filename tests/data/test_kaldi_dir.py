@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -172,6 +173,20 @@ def test_an_utterance_without_segments_needs_a_recording(run_sate, kaldi_corpus,
     rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data")
     assert rc == 2 and re.search(r"plain/text:2: utterance recC has no recording in .*wav\.scp", err), err
 
+
+
+def test_a_transcripts_angle_bracket_markers_are_no_words(run_sate, kaldi_corpus, tmp_path: Path) -> None:
+    """TED-LIUM's Kaldi `text` marks a word nobody could transcribe `<unk>` (and others `<NOISE>`, `<SPOKEN_NOISE>`):
+    src_norm held the words "unk", "noise", "spokennoise", which CTC learnt to spell, exit 0 (33rd hostile pass); a
+    transcript of markers alone is empty, dropped from a training split."""
+    directory = tmp_path / "tedlium"
+    directory.mkdir()
+    shutil.copy(kaldi_corpus[0] / "wav.scp", directory / "wav.scp")
+    (directory / "text").write_text("recA and then <unk> said <NOISE> yes\nrecB <SPOKEN_NOISE> <unk>\n")
+    rc, out, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "train_extra")
+    assert rc == 0 and "train_extra: dropped 1 segment(s): empty source after normalisation" in out, err
+    [row] = read_manifest(tmp_path / "data" / "train_extra.jsonl")
+    assert row["src"] == "and then <unk> said <NOISE> yes" and row["src_norm"] == "and then said yes"
 
 def test_a_bom_at_a_later_lines_start_is_a_joined_files(run_sate, kaldi_corpus, tmp_path: Path) -> None:
     """`cat a/text b/text > text` of two files that each open with a BOM: b's first key held it, invisible, and was
@@ -459,8 +474,9 @@ def test_a_command_that_only_cats_a_file_is_named_with_the_line_to_write(run_sat
     scp.write_text("\n".join([f"{rec} cat {audio} |", *lines[1:]]) + "\n")
     rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")
     # the command as messages show a value (cut to 80 characters: a long temporary path is cut in its middle)
-    assert rc == 2 and err.strip() == (f"sate prep: error: {scp}:1: {rec} is a command ({shown(f'cat {audio} |')}) "
-                                       f"that reads the file {audio} as it is: list the file itself ('{rec} {audio}')")
+    assert rc == 2 and err.strip().startswith(f"sate prep: error: {scp}:1: {rec} is a command "
+                                              f"({shown(f'cat {audio} |')}) that reads the file {audio} as it is: list "
+                                              f"the file itself ('{rec} {audio}'); every such line: sed -E -i "), err
     scp.write_text("\n".join([f"{rec} {audio}", *lines[1:]]) + "\n")
     assert run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")[0] == 0
     # quoted, as a shell reads it: the file is the path without the quotes, and the line to write holds none
@@ -478,6 +494,37 @@ def test_a_command_that_only_cats_a_file_is_named_with_the_line_to_write(run_sat
     rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")
     assert rc == 2 and "convert the recordings to audio files" in err, err
 
+
+
+@pytest.mark.slow
+def test_a_command_that_decodes_a_flac_file_is_named_with_the_line_to_write(run_sate, kaldi_corpus,
+                                                                             tmp_path: Path) -> None:
+    """Kaldi's LibriSpeech recipe lists each utterance as `utt flac -c -d -s /m/utt.flac |`, a FLAC file sate reads
+    itself: it was told to "convert the recordings to audio files" (33rd hostile pass). The line to write is named;
+    written, it reads; flac without -d (which encodes) keeps the advice to convert."""
+    directory = tmp_path / "kaldi"
+    directory.mkdir()
+    audio = kaldi_corpus[0].parent / "audio" / "recA.wav"
+    flac = tmp_path / "recA.flac"
+    data, rate = sf.read(audio, dtype="int16")
+    sf.write(flac, data, rate, format="FLAC")
+    (directory / "text").write_text("recA ONLY THIS ONE\n")
+    scp = directory / "wav.scp"
+    for command in ("flac -c -d -s", "flac -cds", "flac --decode --stdout --silent"):
+        scp.write_text(f"recA {command} {flac} |\n")
+        rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "extra")
+        assert rc == 2 and f"that decodes the FLAC file {flac}, read as it is: list the file itself ('recA {flac}'); " \
+            f"every such line: sed -E -i " in err, err
+        if shutil.which("sed") is not None:  # the sed followed writes every such line so
+            subprocess.run(err.strip().partition("every such line: ")[2], shell=True, check=True)
+            assert scp.read_text() == f"recA {flac}\n"
+    (directory / "wav.scp").write_text(f"recA flac -c -s {flac} |\n")
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "extra")
+    assert rc == 2 and "convert the recordings to audio files" in err, err
+    (directory / "wav.scp").write_text(f"recA {flac}\n")
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "extra")
+    assert rc == 0, err
+    assert read_manifest(tmp_path / "data" / "extra.jsonl")[0]["duration"] == len(data) / rate
 
 def test_a_wav_scp_naming_a_url_is_told_to_download_it(tmp_path: Path) -> None:
     """`utt1 https://host/a.wav` in wav.scp was "https:/host/a.wav: audio file is missing" (the name as a Path

@@ -69,6 +69,52 @@ def test_quoted_yaml_values_fall_back_to_the_yaml_parser() -> None:
     assert fields["speaker_id"] == "spk, 7" and fields["wav"] == "ted_7.wav"
 
 
+
+def test_a_tab_between_tokens_reads_on_a_line_with_a_quote() -> None:
+    """A tab after the `-` or a comma was read on a line without a quote and "malformed yaml entry (found character
+    '\\t' that cannot start any token)" on one with a quote, which PyYAML reads (33rd hostile pass); a tab inside
+    quotes is the value's."""
+    for speaker in ("spk.7", "'spk.7'", '"spk.7"'):
+        fields = parse_yaml_line(f"-\t{{duration: 1.5,\toffset: 2.0, speaker_id: {speaker},\twav: ted_7.wav}}",
+                                 Path("x"), 1)
+        assert (fields["speaker_id"], fields["offset"], fields["wav"]) == ("spk.7", "2.0", "ted_7.wav")
+    line = "-\t{duration: 1.5, offset: 2.0, speaker_id: 'spk\t7', wav: \"ted\\\"7.wav\"}"
+    fields = parse_yaml_line(line, Path("x"), 1)
+    assert (fields["speaker_id"], fields["wav"]) == ("spk\t7", 'ted"7.wav')
+    # a quoted value that ends in an escaped backslash ends there: the tab after it parts two tokens (review33m)
+    fields = parse_yaml_line('- {duration: 1.5, offset: 2.0, speaker_id: "spk\\\\",\twav: ted_7.wav}', Path("x"), 1)
+    assert (fields["speaker_id"], fields["wav"]) == ("spk\\", "ted_7.wav")
+
+
+def test_numbers_with_a_decimal_comma_are_refused(tmp_path: Path) -> None:
+    """A yaml whose numbers a locale's printf wrote with a decimal comma (`duration: 1,5, offset: 0,25`) was read as
+    1 s at 0 s, the digits after each comma keys of no value, exit 0 (33rd hostile pass). Refused, with or without a
+    quote on the line, and the advice followed reads it."""
+    path = tmp_path / "dev.yaml"
+    for speaker in ("spk.7", "'spk.7'"):
+        path.write_text(f"- {{duration: 1,5, offset: 2,25, speaker_id: {speaker}, wav: ted_7.wav}}\n")
+        with pytest.raises(SateError, match=rf"^{path}:1: 5 after a comma is a key of no value: numbers written with "
+                                            r"a decimal comma \('duration: 1,5'\)\? write them with a point") as err:
+            read_yaml(path)
+    if shutil.which("sed") is None:
+        pytest.skip("no sed here to follow the advice with")
+    subprocess.run(re.search(r"\((sed -E -i .*)\): ", str(err.value))[1], shell=True, check=True)
+    [segment] = read_yaml(path)
+    assert (segment.duration, segment.offset, segment.speaker) == (1.5, 2.25, "spk.7")
+
+
+def test_a_comma_inside_another_value_is_told_to_quote_it(tmp_path: Path) -> None:
+    """`speaker_id: spk_1,2` was told of a decimal comma, whose sed does not touch it: the same refusal came back
+    (review33m). A comma after a value that is no number is told to go in quotes, and so quoted the line reads."""
+    path = tmp_path / "dev.yaml"
+    for speaker, quoted in (("spk_1,2", "'spk_1,2'"), ("O'Brien,2", '"O\'Brien,2"')):
+        path.write_text(f"- {{duration: 1.5, offset: 2.25, speaker_id: {speaker}, wav: ted_7.wav}}\n")
+        with pytest.raises(SateError, match=rf"^{path}:1: 2 after a comma is a key of no value: a value that holds a "
+                                            rf"comma goes in quotes \(speaker_id: {quoted}\), a stray comma"):
+            read_yaml(path)
+        path.write_text(f"- {{duration: 1.5, offset: 2.25, speaker_id: {quoted}, wav: ted_7.wav}}\n")
+        assert read_yaml(path)[0].speaker == speaker
+
 @pytest.mark.parametrize("number", ["0_3", "0x10", "0b11", "1_0.5"])
 def test_a_quoted_line_reads_its_numbers_as_written(tmp_path: Path, number: str) -> None:
     """A line with a quote is read by the YAML parser, whose own numbers made `offset: 0_3` 3, `0x10` 16, exit 0,
@@ -486,6 +532,27 @@ def test_invalid_utf8_names_the_line(run_sate, corpus: Path, tmp_path: Path) -> 
     rc, _, err = prep(run_sate, corpus, tmp_path / "data")
     assert rc == 2 and "dev.en:3: not valid UTF-8" in err
 
+
+
+def test_a_translation_saved_in_gbk_is_told_how_to_convert(run_sate, tmp_path: Path, write_mustc) -> None:
+    """A Chinese translation saved in GBK (a Chinese Windows editor's) was "dev.zh:1: not valid UTF-8 (invalid
+    continuation byte)", nothing said of what to do, where a UTF-16 file is told to convert (33rd hostile pass): the
+    encoding its language is saved in is named, with the command, and followed the split reads. A UTF-8 text with a
+    damaged byte is not told to convert (that would garble the rest)."""
+    root = write_mustc(tmp_path / "mustc", tgt_lang="zh", layout={"train": (1, 3), "dev": (1, 2), "tst-COMMON": (1, 2)})
+    path = txt(root, "dev", "zh", lang="zh")
+    path.write_text("我们今天讨论音乐的问题，好吗？\n他说：好的！\n", encoding="utf-8")
+    good = path.read_bytes()
+    path.write_bytes(good.decode().encode("gbk"))
+    rc, _, err = prep(run_sate, root, tmp_path / "data", "--tgt-lang", "zh", "--splits", "dev")
+    assert rc == 2 and f"dev.zh:1: not valid UTF-8 (invalid continuation byte); it reads as GB18030, an encoding zh " \
+        f"text is saved in: convert it (iconv -f GB18030 -t UTF-8 {path} > {path}.utf8, then move that over it)" in err
+    path.write_bytes(path.read_bytes().decode("gb18030").encode())  # the advice followed
+    assert path.read_bytes() == good
+    assert prep(run_sate, root, tmp_path / "data", "--tgt-lang", "zh", "--splits", "dev")[0] == 0
+    path.write_bytes(good.replace("好的".encode(), b"\xba\xc3\xb5\xc4"))  # two characters of GBK in a UTF-8 text
+    rc, _, err = prep(run_sate, root, tmp_path / "data", "--tgt-lang", "zh", "--splits", "dev")
+    assert rc == 2 and err.rstrip().endswith("dev.zh:2: not valid UTF-8 (invalid start byte)"), err
 
 def test_a_root_that_is_a_pair_folder_or_its_data_is_named(run_sate, corpus: Path, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:

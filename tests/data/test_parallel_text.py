@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -46,6 +48,119 @@ def test_a_bom_at_a_later_lines_start_is_dropped(tmp_path: Path) -> None:
     en = write(tmp_path / "j.en", "\ufeffHello.\n\ufeffBye.\n")
     de = write(tmp_path / "j.de", "\ufeffHallo.\n\ufeffTschüss.\n", gz=True)
     assert list(read_pairs([(en, de)])) == [Pair(0, 0, "Hello.", "Hallo."), Pair(0, 1, "Bye.", "Tschüss.")]
+
+
+
+def test_mt_text_in_a_legacy_encoding_is_told_how_to_convert(tmp_path: Path) -> None:
+    """A Russian MT text saved in Windows-1251, gzipped: "not valid UTF-8" said nothing of what to do (33rd hostile
+    pass); the encoding is named with the command for a gzip file, which, followed, reads."""
+    import subprocess
+
+    en = write(tmp_path / "x.en", "hello world\nhow are you\n")
+    ru = tmp_path / "x.ru.gz"
+    ru.write_bytes(gzip.compress("привет мир\nкак дела\n".encode("cp1251")))
+    with pytest.raises(SateError) as err:
+        list(read_pairs([(en, ru)]))
+    advice = f"zcat {ru} | iconv -f CP1251 -t UTF-8 | gzip > {ru}.utf8"
+    assert str(err.value) == (f"{ru}:1: not valid UTF-8 (invalid continuation byte); it reads as CP1251, an encoding "
+                              f"ru text is saved in: convert it ({advice}, then move that over it)")
+    if shutil.which("iconv") is None:
+        pytest.skip("no iconv here to follow the advice with")
+    subprocess.run(advice, shell=True, check=True)
+    os.replace(f"{ru}.utf8", ru)
+    assert [pair.tgt for pair in read_pairs([(en, ru)])] == ["привет мир", "как дела"]
+
+
+@pytest.mark.parametrize("name, text, encoding", [
+    ("x.zh", "我們今天談音樂。\n這是來自台灣的文字。\n", "BIG5"),  # Traditional Chinese: read whole as GB18030 too
+    ("x.ru", "Привет, как дела?\nЭто русский текст.\n", "KOI8-R"),  # read whole as CP1251 too, upper case for lower
+])
+def test_the_encoding_named_is_the_texts(tmp_path: Path, name: str, text: str, encoding: str) -> None:
+    """Big5 and KOI8-R text were told to convert from GB18030 and CP1251, which read their bytes whole; followed, the
+    text was mojibake ("рТЙЧЕФ, ЛБЛ ДЕМБ?"), read at exit 0 (review33m). The encoding whose decoding is the
+    language's letters is named, and the advice followed reads the text."""
+    import subprocess
+
+    en = write(tmp_path / "x.en", "we talk about music\nthis is text\n")
+    path = tmp_path / name
+    path.write_bytes(text.encode(encoding))
+    with pytest.raises(SateError, match=rf"it reads as {encoding}, .*convert it \((iconv .*), then move") as err:
+        list(read_pairs([(en, path)]))
+    if shutil.which("iconv") is None:
+        pytest.skip("no iconv here to follow the advice with")
+    subprocess.run(re.search(r"convert it \((iconv .*), then move", str(err.value))[1], shell=True, check=True)
+    os.replace(f"{path}.utf8", path)
+    assert [pair.tgt for pair in read_pairs([(en, path)])] == text.splitlines()
+
+
+def test_tokenized_or_bpe_mt_text_is_refused(tmp_path: Path) -> None:
+    """A WMT corpus a Moses pipeline had tokenized (`don &apos;t`, `&quot;`) or BPE-segmented (`un@@ believ@@
+    able`) given as --mt-text trained the vocabularies on "don apost" and on pieces of `&quot;` and `@@`, exit 0
+    (33rd hostile pass); text with one stray `&amp;` and an e-mail's `@` is text."""
+    en = write(tmp_path / "train.en", "".join(f"line {k} about music\n" for k in range(30)))
+    tok = write(tmp_path / "train.tok.de", "ich weiß es nicht .\ner sagte &quot; ja &quot; .\ngeht &apos; s ?\n" * 10)
+    with pytest.raises(SateError, match=rf"^{tok}: Moses-tokenized text \(its escapes, `&quot;` `&apos;`, in 13 of its "
+                                        r"first 20 lines\), not MT text of one sentence a line as written: give the "
+                                        r"corpus as released, before tokenization"):
+        check_pairs([(en, tok)])
+    bpe = write(tmp_path / "train.bpe.de", "ich wei@@ ss es nicht\nun@@ glaub@@ lich\nja\n" * 10)
+    with pytest.raises(SateError, match=rf"^{bpe}: BPE-segmented text \(subword-nmt's `@@` in 14 of its first 20 "
+                                        r"lines\), .* give the words, before BPE \(sed -E 's/\(@@ \)\|\(@@ \?\$\)//g' "
+                                        r"undoes it\)$"):
+        check_pairs([(en, bpe)])
+    spm = write(tmp_path / "train.spm.de", "\u2581ich \u2581wei ss \u2581es\n\u2581ja\n" * 10)
+    with pytest.raises(SateError, match=rf"^{spm}: SentencePiece-encoded text .* undoes it\)$") as err:
+        check_pairs([(en, spm)])
+    if shutil.which("sed") is not None:  # the advice followed
+        import subprocess
+
+        undo = re.search(r"or (sed .*) undoes it", str(err.value))[1]
+        decoded = subprocess.run(f"{undo} {spm}", shell=True, check=True, capture_output=True, text=True).stdout
+        assert decoded.splitlines()[:2] == ["ich weiss es", "ja"]
+    text = write(tmp_path / "train.de", "Tom &amp; Jerry sind hier.\nSchreib an tom@home.de @@ jetzt.\n"
+                 + "Ein Satz.\n" * 28)
+    assert check_pairs([(en, text)]) == [30]
+
+
+def test_web_texts_entities_are_noted_not_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Untokenized web text with HTML entities (`Terms &amp; Conditions`, `&quot;hi&quot;`, `a &lt; b`: WMT's
+    crawled corpora carry them) was refused as Moses-tokenized, naming escapes it did not hold, with no way to go on
+    (review33m). Only a tokenizer's escapes (`don &apos;t`, `l&apos; homme`, a quote standing alone) are refused;
+    entities are a note naming them and a command that unescapes them, which works."""
+    en = write(tmp_path / "train.en", "".join(f"line {k}\n" for k in range(20)))
+    web = write(tmp_path / "web.de", "Schuhe &amp; Taschen kaufen.\nAGB &amp; Datenschutz\nEr sagte &quot;hi&quot;.\n"
+                "if (a &lt; b) return;\n" + "Ein Satz.\n" * 16)
+    assert check_pairs([(en, web)]) == [20]
+    note = capsys.readouterr().err
+    assert note.startswith(f"note: {web}: HTML/XML entities (`&amp;` `&quot;` `&lt;`) in 4 of its first 20 lines") \
+        and note.count("\n") == 1, note
+    if shutil.which("python3") is not None:  # the advice followed
+        import subprocess
+
+        unescape = re.search(r"first \((python3 .*)\)$", note.strip())[1]
+        subprocess.run(unescape, shell=True, check=True)
+        assert Path(f"{web}.txt").read_text().splitlines()[:3] == ["Schuhe & Taschen kaufen.", "AGB & Datenschutz",
+                                                                   'Er sagte "hi".']
+    french = write(tmp_path / "tok.fr", "l&apos; homme est là .\nqu&apos; il vienne .\n" * 10)
+    with pytest.raises(SateError, match=rf"^{french}: Moses-tokenized text \(its escapes, `&apos;`, in 20 of its"):
+        check_pairs([(en, french)])
+
+def test_a_corpus_text_read_as_shipped_is_not_sniffed_as_mt_text(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The recipes give MuST-C's own train text as MT text with --mt-extra (stages 2 and 4): it was sniffed for a
+    tokenizer's escapes there, and refused hours after `sate prep` of the same text, which does not sniff, let it be
+    (review33m). A text beside its segments' list (MuST-C's yaml, Augmented LibriSpeech's alignments.meta) is read
+    as prep reads it; the same lines elsewhere are refused."""
+    escaped = "er sagte &quot; ja &quot; .\n" * 2 + "Ein Satz &amp; mehr.\n" * 18
+    for folder, beside in (("mustc/en-de/data/train/txt", "train.yaml"), ("libri/train", "alignments.meta")):
+        txt = tmp_path / folder
+        txt.mkdir(parents=True)
+        write(txt / beside, "- {duration: 1.0, offset: 0.0, speaker_id: s, wav: a.wav}\n")
+        en, de = write(txt / "train.en", "a sentence\n" * 20), write(txt / "train.de", escaped)
+        assert check_pairs([(en, de)]) == [20] and capsys.readouterr().err == ""
+    (txt / "alignments.meta").unlink()
+    with pytest.raises(SateError, match=r"train\.de: Moses-tokenized text"):
+        check_pairs([(en, de)])
 
 
 def test_errors_name_the_file_and_line(tmp_path: Path) -> None:

@@ -39,6 +39,16 @@ from sate.errors import SateError
     ("(Applause)", ""),
     ("infor\u00admation zero\u200bwidth \ufeffmark \x1b[31mred\x07", "information zerowidth mark 31mred"),  # Cc, Cf
     ("\x01\x1b", ""),
+    # a Kaldi transcript's markers (TED-LIUM's <unk>) were words CTC spelt: "unk", "noise", "spokennoise" (33rd pass)
+    ("and then <unk> said <NOISE> <SPOKEN_NOISE> yes <sil> <v-noise>", "and then said yes"),
+    ("<i>Really</i>, x < y and y > z <3", "really x y and y z 3"),
+    ("so {BREATH} we {NOISE} go {a b}", "so we go a b"),
+    # only those: a word in brackets in MT text or at `sate translate` is a word (review33m)
+    ("press the <Tab> key, type <Enter> or <B>, vector<int> v, the set {x} {Name}",
+     "press the tab key type enter or b vectorint v the set x name"),
+    ("<Unk> {smack} <Spoken-Noise> <u>yes</u> {Cough}", "yes"),
+    # an acute accent or a prime typed for an apostrophe: "don ́t" (an orphan combining accent) and "were" (33rd pass)
+    ("I don\u00b4t know, we\u2032re here \u00b4quoted\u00b4", "i don't know we're here quoted"),
 ])
 def test_normalize_source(text: str, expected: str) -> None:
     assert normalize_source(text) == expected

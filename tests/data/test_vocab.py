@@ -227,6 +227,40 @@ def test_rerun_with_same_inputs_does_nothing(run_sate, data: Path) -> None:
     assert rc == 0 and "up to date" not in out and len(Vocabulary.load(data, "src")) == 40
 
 
+@pytest.mark.slow
+def test_a_data_directory_copied_or_moved_is_still_up_to_date(run_sate, data: Path, tmp_path: Path) -> None:
+    """The record's digest of the inputs held their paths: `cp -r data elsewhere` (or a move), then `sate vocab`
+    as before, trained the vocabularies again, which SentencePiece's thread count (the machine's cores) changes, so
+    the experiments trained on the old ones were refused at their resume (33rd hostile pass). A record written before,
+    of the paths and contents, is still up to date where it was written, and is written with the new digest then."""
+    import hashlib
+
+    argv = ("--src-size", "40", "--tgt-size", "40")
+    assert run_sate("vocab", "--data", data, *argv)[0] == 0
+    moved = tmp_path / "moved"
+    shutil.copytree(data, moved)
+    models = {name: (moved / name).read_bytes() for name in ("spm_src.model", "spm_tgt.model")}
+    stamp = (moved / "spm_src.model").stat().st_mtime_ns
+    rc, out, _ = run_sate("vocab", "--data", moved, *argv)
+    assert rc == 0 and "up to date" in out and (moved / "spm_src.model").stat().st_mtime_ns == stamp
+    assert {name: (moved / name).read_bytes() for name in models} == models
+    record = json.loads((data / "vocab.json").read_text())  # as written before: the real path, then the contents
+    manifest = data / "train.jsonl"
+    record["inputs"] = hashlib.sha256(os.fsencode(os.path.realpath(manifest)) + manifest.read_bytes()).hexdigest()
+    (data / "vocab.json").write_text(json.dumps(record) + "\n")
+    rc, out, _ = run_sate("vocab", "--data", data, *argv)
+    assert rc == 0 and "up to date" in out
+    # and written again with the new digest, so that a move after it is up to date too (review33m)
+    assert json.loads((data / "vocab.json").read_text()) == json.loads((moved / "vocab.json").read_text())
+    shutil.copytree(data, tmp_path / "moved again")
+    rc, out, _ = run_sate("vocab", "--data", tmp_path / "moved again", *argv)
+    assert rc == 0 and "up to date" in out
+    first = manifest.read_text().splitlines()[0]
+    manifest.write_text(manifest.read_text() + first.replace('"id": "', '"id": "x') + "\n")  # one row more
+    rc, out, _ = run_sate("vocab", "--data", data, *argv)
+    assert rc == 0 and "up to date" not in out
+
+
 
 def test_the_lines_of_vocab_escape_a_names_control_characters(run_sate, data: Path) -> None:
     # Fourteenth hostile pass: "src: N tokens -> DATA/spm_src.model, ..." and "DATA: vocabularies up to date" showed
@@ -524,6 +558,39 @@ def test_a_persian_text_reads_a_tab_and_stray_controls_as_nmt_nfkc_did(run_sate,
     assert tgt.decode(tgt.encode(f"{PERSIAN[0]}\t{PERSIAN[1]}\u200f")) == f"{PERSIAN[0]} {PERSIAN[1]}"
     assert all(tgt.decode(tgt.encode(line)) == line for line in lines)  # the joiners kept
 
+
+
+@pytest.mark.slow
+def test_a_chinese_text_reads_a_tab_as_a_space(run_sate, data: Path) -> None:
+    """Under identity (a Chinese or Japanese target) a tab inside a translation stayed a tab, which SentencePiece
+    makes no piece of: its target ids held <unk> and the model wrote " ⁇ " (33rd hostile pass). It is cleaned as
+    under plain nfkc, in training and in encoding; the full-width punctuation stays."""
+    from sate.data.manifest import write_manifest
+    from sate.data.vocab import target_ids
+
+    rows = read_manifest(data / "train.jsonl")
+    rows = [{**row, "tgt": f"我们今天讨论{'音乐科学历史'[k % 6]}\t的问题，好吗？" if k < 3 else
+             f"我们今天讨论{'音乐科学历史'[k % 6]}的问题，好吗？"} for k, row in enumerate(rows)]
+    write_manifest(data / "train.jsonl", rows)
+    assert run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "22")[0] == 0
+    tgt = Vocabulary.load(data, "tgt")
+    assert not any("\t" in token for token in tgt.tokens), tgt.tokens
+    assert all(tgt.unk_id not in ids for ids in target_ids(data / "train.jsonl", rows, tgt))
+    assert tgt.decode(tgt.encode("我们\t讨论，好吗？\u200b")) == "我们 讨论，好吗？"
+
+
+def test_a_non_joiner_after_a_vowel_sign_joins_a_persian_word() -> None:
+    """A zero-width non-joiner after a combining mark (a kasra, "کتابِ\u200cها") was not counted as inside a word
+    (`\\w` is no mark): a Persian text that writes its vowel signs trained with nmt_nfkc, and its model wrote two
+    words for one (33rd hostile pass). A joiner after punctuation or a space is still none."""
+    from sate.data.vocab import normalization_rule
+
+    marked = [f"کتابِ{ZWNJ}ها سلام دنیا {k}" for k in range(20)]
+    assert normalization_rule(marked) == "nfkc"
+    from sate.data.vocab import joined
+
+    assert joined(f"کتابِ{ZWNJ}ها") and joined(f"a\u0301{ZWNJ}b") and joined(f"x. a{ZWNJ}b")
+    assert not joined(f"a.{ZWNJ}b") and not joined(f"a {ZWNJ}b") and not joined(f"{ZWNJ}b") and not joined(f"a{ZWNJ}")
 
 @pytest.mark.slow
 def test_the_cleaning_of_a_plain_nfkc_text_is_nmt_nfkc_but_for_the_non_joiner() -> None:
