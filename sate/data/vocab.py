@@ -381,8 +381,8 @@ def _digest(paths: Iterable[Path], legacy: bool = False) -> str:
     """The inputs' digest, of their contents (each file's length first), read in blocks (MT text may be gigabytes);
     ``legacy``: the one a record written before the 33rd pass holds, of their real paths and contents. The paths made
     a data directory copied or moved (`cp -r data /scratch/`) "not up to date": `sate vocab` trained its vocabularies
-    again, with SentencePiece's threads as many as the machine's cores, which change the model, so the experiments
-    trained on the old one were refused at their resume, the old models gone (33rd hostile pass)."""
+    again (on another machine, then, another model: `SPM_THREADS`), so the experiments trained on the old one were
+    refused at their resume, the old models gone (33rd hostile pass)."""
     h = hashlib.sha256()
     for path in paths:
         if legacy:

@@ -488,15 +488,17 @@ def test_a_persian_text_keeps_its_zero_width_non_joiners(data: Path) -> None:
 
 def _sentencepiece_as_before(sentences: list[str], size: int, rule: str = "nmt_nfkc") -> bytes:
     """The model `sate vocab` trained before the 28th pass: SentencePiece's own rule (nmt_nfkc), in process (or
-    ``rule``)."""
+    ``rule``), with the threads it trains with now (`SPM_THREADS`)."""
     import io
+
+    from sate.data.vocab import SPM_THREADS
 
     spm.set_random_generator_seed(1)
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(sentences), model_writer=model, vocab_size=size, model_type="unigram",
         character_coverage=1.0, unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, input_sentence_size=2_000_000,
-        shuffle_input_sentence=True, num_threads=os.cpu_count() or 1, minloglevel=2, normalization_rule_name=rule)
+        shuffle_input_sentence=True, num_threads=SPM_THREADS, minloglevel=2, normalization_rule_name=rule)
     return model.getvalue()
 
 
