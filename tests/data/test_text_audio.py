@@ -12,7 +12,6 @@ import soundfile as sf
 
 from sate.data.audio import (
     MIN_SAMPLES,
-    _flac_one_stream,
     audio_blocks,
     num_frames,
     perturbed_samples,
@@ -21,6 +20,7 @@ from sate.data.audio import (
     wav_info,
 )
 from sate.data.features import compute_fbank
+from sate.data.joined_streams import _flac_one_stream
 from sate.data.manifest import read_manifest, write_manifest
 from sate.data.text import normalize_source
 from sate.errors import SateError
