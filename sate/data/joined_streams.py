@@ -29,7 +29,9 @@ def check_one_stream(path: Path, info: HeaderLog, quick: bool = True) -> None:
     An Ogg's pages are walked (their headers alone: some 0.7 ms per MB). A FLAC is searched whole, but not where
     ``quick`` (`wav_info`, which reads a header alone) and a few reads say it is one stream (`_flac_one_stream`):
     they cannot see every join, so a reader of the whole file (`audio_blocks`) always searches (fix32u). Each file is
-    searched once per process, however many rows or segments name it."""
+    searched once per process, however many rows or segments name it. An Ogg whose last page runs past the file's
+    end (cut short: an interrupted copy or download) is refused too: libsndfile read its whole pages and stopped,
+    and the part was translated as whole, exit 0 (hand33l)."""
     kind = {"OGG": "Ogg", "FLAC": "FLAC"}.get(getattr(info, "format", ""))
     if kind is None:
         return
@@ -39,22 +41,35 @@ def check_one_stream(path: Path, info: HeaderLog, quick: bool = True) -> None:
                 if _flac_one_stream(f):
                     return
         stamp = os.stat(path)
-        at = _searched(path, kind, (stamp.st_dev, stamp.st_ino, stamp.st_size, stamp.st_mtime_ns))
+        found = _searched(path, kind, (stamp.st_dev, stamp.st_ino, stamp.st_size, stamp.st_mtime_ns))
     except OSError:  # a file that may not be read is named by its reader, as before
         return
-    if at is not None:  # an Ogg's frames are the last stream's granule (of another part; INT64_MAX where serials
-        seconds = f"the {info.frames / info.samplerate:.1f} s of audio of the first" if kind == "FLAC" and \
-            info.samplerate > 0 else "the first"  # differ), no length of the first part's (review32u)
-        raise SateError(_second_stream(path, kind, at, seconds))
+    if found is None:
+        return
+    what, at = found
+    if what == "cut":
+        raise SateError(f"{path}: the file is cut short: its last Ogg page, at byte {at:,}, runs past its end (an "
+                        "interrupted copy or download?), and only the pages before it would be read; copy it again "
+                        f"(or, where the file is all there is, read its whole pages alone: head -c {at} "
+                        f"{shell_word(str(path))} > {shell_word(str(path.with_name(path.stem + '.whole.ogg')))})")
+    # an Ogg's frames are the last stream's granule (of another part; INT64_MAX where serials differ), no length of
+    # the first part's (review32u)
+    seconds = f"the {info.frames / info.samplerate:.1f} s of audio of the first" if kind == "FLAC" and \
+        info.samplerate > 0 else "the first"
+    raise SateError(_second_stream(path, kind, at, seconds))
 
 
 @functools.lru_cache(maxsize=1024)
-def _searched(path: Path, kind: str, stamp: tuple[int, int, int, int]) -> int | None:
-    """Where the whole search finds a second stream in ``path``, a file of ``kind``, or None; remembered per file as
+def _searched(path: Path, kind: str, stamp: tuple[int, int, int, int]) -> tuple[str, int] | None:
+    """("chain", byte) where the whole search finds a second stream in ``path``, a file of ``kind``, ("cut", byte)
+    where an Ogg's last page from that byte runs past its end, or None; remembered per file as
     it is (``stamp``: device, inode, size, modification time): `sate evaluate` reads a file's header at each of its
     segments, and a FLAC searched whole costs some 3 ms per MB (review32u)."""
     with open(path, "rb") as f:
-        return _ogg_chained(f) if kind == "Ogg" else _second_flac(f)
+        if kind == "Ogg":
+            return _ogg_walk(f)
+        second = _second_flac(f)
+        return None if second is None else ("chain", second)
 
 
 def _second_stream(path: Path, kind: str, at: int, seconds: str) -> str:
@@ -75,13 +90,22 @@ def check_one_mp3(path: Path) -> None:
     """Refuse an MP3 whose LAME header (Xing or Info, in its first frame) declares fewer bytes than the file holds,
     where another MP3 with such a header begins: two joined with cat. libsndfile's decoder trusts the header, so
     the first file alone was read, exit 0, after mpg123's raw "Warning: Xing stream size off by more than 1%"
-    (hand31l). Asked before libsndfile opens the file, which prints that warning."""
+    (hand31l). Refuse one that holds fewer bytes than its header declares, too: an MP3 cut short (an interrupted
+    download) read as far as it goes, after the same raw warning, and its first part was translated as whole, exit
+    0 (hand33l). Asked before libsndfile opens the file, which prints that warning."""
     try:
         with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
             start = _id3v2_end(f)
             declared = _lame_bytes(f, start)
             if declared is None:
                 return
+            # the whole file against the count, whether or not a writer counted the ID3v2 tag in front (a cut of
+            # less than a frame loses no more than 26 ms)
+            if size + MP3_FRAME_BYTES < declared:
+                raise SateError(f"{path}: the file is cut short: it holds {size:,} bytes of the {declared:,} its MP3 "
+                                "header (LAME's Xing or Info) declares (an interrupted copy or download?); copy it "
+                                "again")
             at = start + declared
             if _lame_bytes(f, _id3v2_end(f, at)) is None:  # a tag, or nothing, after the declared bytes
                 return
@@ -89,6 +113,8 @@ def check_one_mp3(path: Path) -> None:
         return
     raise SateError(_second_stream(path, "MP3", at, "the first"))
 
+
+MP3_FRAME_BYTES = 2881  # the largest MPEG audio frame (layer III, 320 kbit/s at 32 kHz, padded)
 
 _LAME_AT = (13, 15, 21, 23, 36, 38)  # where an MPEG audio frame's Xing or Info header begins (its side info's size)
 
@@ -129,23 +155,28 @@ def _rising(numbers: list[tuple[int, int]]) -> bool:
     return all(b > a or (at_b == at_a and b == a) for (at_a, a), (at_b, b) in zip(numbers, numbers[1:], strict=False))
 
 
-def _ogg_chained(f: BinaryIO) -> int | None:
-    """Where an Ogg page that begins a logical stream follows pages of another (a chain: files joined with cat), or
-    None; None too where the pages cannot be walked (a damaged file is left to its reader). Streams multiplexed
-    together begin on the first pages, before any other page."""
-    at, streaming = 0, False
+def _ogg_walk(f: BinaryIO) -> tuple[str, int] | None:
+    """("chain", byte) where an Ogg page that begins a logical stream follows pages of another (a chain: files joined
+    with cat), ("cut", byte) where the page there runs past the file's end (its header, its lacing or its body cut
+    short), or None; None too where the pages cannot be walked (a damaged file, bytes that are no page behind the
+    last: a tag, left to its reader). Streams multiplexed together begin on the first pages, before any other
+    page."""
+    size, at, streaming = os.fstat(f.fileno()).st_size, 0, False
     while True:
         f.seek(at)
         head = f.read(27)
-        if len(head) < 27 or head[:4] != b"OggS":
+        if not head or not b"OggS".startswith(head[:4]):
             return None
+        if len(head) < 27:
+            return ("cut", at)
         lacing = f.read(head[26])
-        if len(lacing) < head[26]:
-            return None
         if head[5] & 2 and streaming:
-            return at
+            return ("chain", at)
         streaming = streaming or not head[5] & 2
-        at += 27 + len(lacing) + sum(lacing)
+        end = at + 27 + head[26] + sum(lacing)
+        if len(lacing) < head[26] or end > size:
+            return ("cut", at)
+        at = end
 
 
 # A FLAC file's start: its marker and a STREAMINFO block header (type 0, its last-block flag either way, 34 bytes)
