@@ -915,14 +915,14 @@ PYTHON_DOWNLOAD = "urllib.request.urlretrieve(url, name), or curl -o NAME URL"  
 
 def url_refusal(name: str, download: str | None = None) -> str | None:
     """Why ``name``, a URL, is no file to read, with what to give instead; None where it is no URL, or where a file or
-    folder of that name is there (a folder `https:`, `file:`: legal names on Linux, read as ever). ``download``: the
-    advice for http, https and ftp (the Python API's `PYTHON_DOWNLOAD`); by default a shell's `curl -o`, its name the
-    URL's own. The one check of every command and API that reads a user's audio: `sate segment https://host/a.wav`
-    and the others said "https:/host/a.wav: no such file", the name not as given (a `Path` collapses its //) and no
-    word that sate reads local files; only `SpeechTranslator` said so, with Python's advice to a shell user (thirty-
-    first hostile pass's review, hand32u)."""
-    if not URL.match(name) or os.path.lexists(name):
-        return None
+    folder of that name is there, or the folder its name begins with (a folder `https:`, `file:`: legal names on
+    Linux, read as ever). ``download``: the advice for http, https and ftp (the Python API's `PYTHON_DOWNLOAD`); by
+    default a shell's `curl -o`, its name the URL's own. The one check of every command and API that reads a user's
+    audio: `sate segment https://host/a.wav` and the others said "https:/host/a.wav: no such file", the name not as
+    given (a `Path` collapses its //) and no word that sate reads local files; only `SpeechTranslator` said so, with
+    Python's advice to a shell user (thirty-first hostile pass's review, hand32u)."""
+    if not URL.match(name) or os.path.lexists(name) or os.path.isdir(name.split("/", 1)[0]):
+        return None  # a folder `take1:` there: `take1://x.wav` is a file in it, missing (hand33l)
     scheme = name.split(":", 1)[0].lower()
     if scheme == "file":
         parts = urllib.parse.urlparse(name)  # file://a.wav: a.wav is the URL's host, its path empty (review32u)

@@ -600,6 +600,10 @@ def test_a_missing_file_in_a_folder_named_with_a_colon_is_no_url(tmp_path: Path,
         audio_blocks("take1:/a.wav")
     with pytest.raises(SateError, match=r"^s3:/b/a\.flac: a URL, not a file"):
         audio_blocks(Path("s3://b/a.flac"))
+    (tmp_path / "take1:").mkdir()  # there: `take1://x.wav` names a file in it, missing (it was "a URL": hand33l)
+    for read in (audio_blocks, wav_info):
+        with pytest.raises(SateError, match=r"^take1:/x\.wav: (no such file|audio file is missing)"):
+            read("take1://x.wav")
 
 
 @pytest.mark.slow
