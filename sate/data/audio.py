@@ -100,8 +100,14 @@ class WavInfo:
 # libsndfile's header log for a file whose data declares more bytes than the file holds: a WAV's data chunk, an
 # AIFF's SSND chunk, an AU's data size, a W64's riff and an RF64's Riff size (a cut W64, RF64, AIFF or AU read its
 # first seconds as whole, exit 0). A WAV's own RIFF size is not read: a cut trailing chunk leaves its audio whole.
-_DATA_CUT = re.compile(r"^\s*(?:data|SSND|Data Size|riff|Riff size)\s*:\s*(\d+)\s*\(should be (\d+)\)",
-                       re.MULTILINE)
+_DATA_CUT = re.compile(r"^\s*(?:data|SSND|Data Size|riff|Riff size|BODY)\s*:\s*(\d+)\s*\(should be (\d+)\)",
+                       re.MULTILINE)  # (BODY: an 8SVX or 16SV's, which read its first seconds, exit 0: hand33l)
+# ... of a Psion WVE, and the line of a VOC cut short, which has no numbers (both read their part, exit 0: hand33l)
+_WVE_CUT = re.compile(r"^Data length (\d+) should be (\d+)", re.MULTILINE)
+_VOC_CUT = "Seems to be a truncated file."
+# ... of an AVR and an MPC2K, which declare their frames: the log says how many, libsndfile reads those there
+_FRAMES_DECLARED = re.compile(r"^\s*Frames\s*:\s*(\d+)\s*$", re.MULTILINE)
+NIST_HEADER = 1024  # the bytes of a NIST SPHERE header, where its sample_count is (libsndfile logs none of it)
 MAX_CHUNKS = 10_000  # chunks of a WAV header walked to find its data chunk (each a few bytes at least)
 _UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
 # SoX (14.4, Debian's and Ubuntu's) writing to a pipe declares a WAV's data as 0x7FFFF000 bytes and an AIFF's SSND as
@@ -142,9 +148,17 @@ class HeaderLog(Protocol):
 def check_not_cut_short(path: Path, info: HeaderLog) -> None:
     """Refuse a WAV cut short (an interrupted copy or download): libsndfile reads the part that is there without a
     word, so a talk became its first seconds, translated as if whole. A data size a streaming writer left unknown
-    is not a cut."""
-    found = _DATA_CUT.search(info.extra_info or "")
+    is not a cut. The other formats whose header declares a length are refused alike (`_declared_frames`)."""
+    found = _DATA_CUT.search(info.extra_info or "") or _WVE_CUT.search(info.extra_info or "")
     if found is None:
+        declared_frames = _declared_frames(path, info)
+        if declared_frames is not None and 0 < info.frames < declared_frames and info.samplerate > 0:
+            raise SateError(f"{path}: the file is cut short: it holds {info.frames / info.samplerate:.1f} s of the "
+                            f"{declared_frames / info.samplerate:.1f} s its header declares (an interrupted copy or "
+                            "download?); copy it again")
+        if _VOC_CUT in (info.extra_info or ""):
+            raise SateError(f"{path}: the file is cut short: it holds {info.frames / max(info.samplerate, 1):.1f} s, "
+                            "less than its header declares (an interrupted copy or download?); copy it again")
         return
     declared, there = int(found.group(1)), int(found.group(2))
     if _unknown_size(declared) or declared <= there or there <= 0:
@@ -155,6 +169,24 @@ def check_not_cut_short(path: Path, info: HeaderLog) -> None:
         amounts = f"{there:,} bytes", f"{declared:,} bytes"
     raise SateError(f"{path}: the file is cut short: it holds {amounts[0]} of the {amounts[1]} its header declares "
                     "(an interrupted copy or download?); copy it again")
+
+
+def _declared_frames(path: Path, info: HeaderLog) -> int | None:
+    """The frames the header of an AVR, an MPC2K or a NIST SPHERE file declares, or None (another format, no count):
+    libsndfile reads as many as are there, and each such file cut short read its first seconds, exit 0 (hand33l)."""
+    kind = getattr(info, "format", "")
+    if kind in ("AVR", "MPC2K"):
+        found = _FRAMES_DECLARED.search(info.extra_info or "")
+        return int(found.group(1)) if found else None
+    if kind != "NIST":
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(NIST_HEADER)
+    except OSError:  # named by its reader
+        return None
+    found = re.search(rb"^sample_count -i (\d+)\s*$", head, re.MULTILINE)
+    return int(found.group(1)) if found else None
 
 
 def check_data_declared(path: Path, info: HeaderLog) -> None:

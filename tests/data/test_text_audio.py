@@ -236,6 +236,27 @@ def test_other_formats_cut_short_are_refused(tmp_path, fmt: str, suffix: str) ->
         wav_info(cut)
 
 
+@pytest.mark.parametrize(("fmt", "subtype", "rate", "channels"), [
+    ("NIST", "PCM_16", 16000, 2), ("NIST", "ULAW", 16000, 1), ("AVR", "PCM_16", 16000, 1),
+    ("MPC2K", "PCM_16", 16000, 2), ("SVX", "PCM_16", 16000, 1), ("VOC", "PCM_16", 16000, 1), ("WVE", "ALAW", 8000, 1)])
+def test_the_other_formats_that_declare_a_length_cut_short_are_refused(tmp_path, fmt: str, subtype: str, rate: int,
+                                                                        channels: int) -> None:
+    """A NIST SPHERE (its sample_count), an AVR or an MPC2K (their frames), an 8SVX (its BODY), a VOC or a Psion WVE
+    cut to a third read as its first second, exit 0 (hand33l), where a WAV, W64, RF64, AIFF or AU is refused."""
+    whole = tmp_path / f"whole.{fmt.lower()}"
+    wave = (0.3 * np.sin(np.arange(3 * rate) / 9)).astype(np.float32)
+    sf.write(whole, np.stack([wave] * channels, 1), rate, format=fmt, subtype=subtype)
+    assert wav_info(whole).frames == 3 * rate
+    assert len(np.concatenate(list(audio_blocks(whole)))) == 3 * 16000
+    cut = tmp_path / f"cut.{fmt.lower()}"
+    data = whole.read_bytes()
+    cut.write_bytes(data[:len(data) // 3])
+    for read in (wav_info, audio_blocks):
+        with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: it holds 1\.0 s(, less than| of the "
+                                            r"3\.0 s) its header declares"):
+            read(cut)
+
+
 @pytest.mark.parametrize("subtype", ["GSM610", "G721_32"])
 def test_a_segment_of_an_encoding_that_cannot_seek_is_read(tmp_path, subtype: str) -> None:
     """GSM 6.10 and G.721 WAVs cannot seek: `sate prep` took them, and `sate features` failed on every row with
