@@ -328,18 +328,48 @@ def _zeros_or_tag(path: Path, at: int) -> bool:
 
 
 def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:
-    """A WAV read from a pipe (a FIFO, a piped /dev/stdin) that ended before the samples its header declares: what
+    """A file read from a pipe (a FIFO, a piped /dev/stdin) that ended before the samples its header declares: what
     `check_not_cut_short` refuses in a file, which a pipe can only show at its end (a cut talk piped in was
-    translated as whole, exit 0). A size a streaming writer left unknown is no cut."""
+    translated as whole, exit 0). A size a streaming writer left unknown is no cut. A WAV's, and those of the other
+    PCM formats whose header a pipe's log shows (`_pipe_frames_declared`: a cut AIFF, AU, W64, AVR, MPC2K or 8SVX
+    piped in was read as far as it went, exit 0: hand33l)."""
     declared = _DATA_SIZE.search(f.extra_info or "")
-    if declared is None or _unknown_size(int(declared.group(1))) or read >= f.frames or \
-            f.frames >= _UNKNOWN_FRAMES:
+    if f.format in ("WAV", "WAVEX"):
+        frames = None if declared is None or _unknown_size(int(declared.group(1))) else f.frames
+    else:
+        frames = _pipe_frames_declared(f)
+    if frames is None or read >= frames or frames >= _UNKNOWN_FRAMES:
         return
-    amounts = f"{read / f.samplerate:.1f} s", f"{f.frames / f.samplerate:.1f} s"
+    amounts = f"{read / f.samplerate:.1f} s", f"{frames / f.samplerate:.1f} s"
     if amounts[0] == amounts[1]:  # a few samples short, as check_not_cut_short says it
-        amounts = f"{read:,} samples", f"{f.frames:,} samples"
+        amounts = f"{read:,} samples", f"{frames:,} samples"
     raise SateError(f"{name}: the stream is cut short: it held {amounts[0]} of the {amounts[1]} its header declares "
                     "(an interrupted copy or download?); copy it again")
+
+
+_BODY_SIZE = re.compile(r"^\s*BODY\s*:\s*(\d+)", re.MULTILINE)  # an 8SVX's audio bytes
+
+
+def _pipe_frames_declared(f: sf.SoundFile) -> int | None:
+    """The frames the header of a PCM AIFF, AU, W64, AVR, MPC2K or 8SVX read from a pipe declares, or None: another
+    format or encoding, no count in the log, or a size a streaming writer left unknown (SoX's AIFF to a pipe
+    declares 0x7F000000 bytes of frames)."""
+    width = _SAMPLE_BYTES.get(f.subtype)
+    if width is None:
+        return None
+    block, log = width * f.channels, f.extra_info or ""
+    frames: int | None = None
+    if f.format == "AU":
+        frames = f.frames
+    elif f.format in ("AIFF", "AVR", "MPC2K"):  # COMM's frames in an AIFF
+        found = _FRAMES_DECLARED.search(log)
+        frames = int(found.group(1)) if found else None
+    elif f.format in ("W64", "SVX"):  # a W64's data chunk counts its own 24-byte header
+        found = (_DATA_SIZE if f.format == "W64" else _BODY_SIZE).search(log)
+        frames = None if found is None else (int(found.group(1)) - W64_CHUNK_HEADER * (f.format == "W64")) // block
+    if frames is None or frames <= 0 or frames >= _UNKNOWN_FRAMES or _unknown_size(frames * block):
+        return None
+    return frames
 
 
 def _pipe_declared(f: sf.SoundFile) -> int | None:
