@@ -261,6 +261,31 @@ def _empty_data_chunk(path: Path) -> int | None:
     return None
 
 
+def check_one_au(path: Path, info: HeaderLog) -> None:
+    """Refuse an AU file whose declared data is followed by another AU file (two joined with cat): libsndfile reads
+    the declared part alone, and the first file was segmented and translated as if whole, exit 0, where two WAVs
+    joined so are refused (hand33l). A size a streaming writer left unknown (0xFFFFFFFF) reads to the end."""
+    if getattr(info, "format", "") != "AU":
+        return
+    try:
+        with open(path, "rb") as f:
+            head = f.read(12)
+            if len(head) < 12 or head[:4] != b".snd":
+                return
+            at = int.from_bytes(head[4:8], "big") + int.from_bytes(head[8:12], "big")
+            if _unknown_size(int.from_bytes(head[8:12], "big")):
+                return
+            f.seek(at)
+            if f.read(4) != b".snd":
+                return
+    except OSError:  # named by its reader
+        return
+    seconds = f"the {info.frames / info.samplerate:.1f} s of audio " if info.samplerate > 0 else "the audio "
+    raise SateError(f"{path}: another AU file begins at byte {at:,}, after {seconds}its header declares (files "
+                    "joined with cat?): an AU holds one, and its header says how long; join them with sox instead "
+                    "(sox A.au B.au OUT.wav)")
+
+
 def check_nothing_behind_data(path: Path, info: HeaderLog | None) -> None:
     """Refuse a RIFF WAV whose data chunk is followed by bytes that are no chunk: another WAV file (two joined with
     cat: libsndfile's "No 'RIFF' chunk marker" named a file that begins with one, or it read the first file alone), or
@@ -517,6 +542,7 @@ def wav_info(path: str | Path) -> WavInfo:
     check_data_declared(path, info)
     check_nothing_behind_data(path, info)
     check_w64_data(str(path), info)
+    check_one_au(path, info)
     check_one_stream(path, info)  # prep and features read a joined Ogg or FLAC's first file alone (hand31n)
     if info.frames <= 0 or info.samplerate <= 0:
         raise SateError(f"{path}: holds no audio samples")
@@ -1083,6 +1109,7 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         check_not_cut_short(path, source)
         check_data_declared(path, source)
         check_nothing_behind_data(path, source)
+        check_one_au(path, source)
         check_one_stream(path, source, quick=False)  # main searched here always: few reads miss some joins
     elif source.format not in PIPE_FORMATS:
         source.close()

@@ -257,6 +257,26 @@ def test_the_other_formats_that_declare_a_length_cut_short_are_refused(tmp_path,
             read(cut)
 
 
+def test_two_au_files_joined_with_cat_are_refused(tmp_path: Path) -> None:
+    """`cat a.au b.au > talk.au` was read as a.au alone (its header declares its data's size), segmented and
+    translated as if whole, exit 0, where two WAVs joined so are refused (hand33l). A size left unknown
+    (0xFFFFFFFF, a streaming writer's) reads both, as before; one file alone reads."""
+    wave = (0.3 * np.sin(np.arange(16000) / 9)).astype(np.float32)
+    part = tmp_path / "a.au"
+    sf.write(part, wave, 16000, format="AU", subtype="PCM_16")
+    data = part.read_bytes()
+    joined = tmp_path / "talk.au"
+    joined.write_bytes(data + data)
+    for read in (wav_info, audio_blocks):
+        with pytest.raises(SateError, match=rf"^{joined}: another AU file begins at byte {len(data):,}, after the "
+                                            r"1\.0 s of audio its header declares \(files joined with cat\?\)"):
+            read(joined)
+    assert wav_info(part).frames == 16000
+    unknown = tmp_path / "unknown.au"
+    unknown.write_bytes(data[:8] + (0xFFFFFFFF).to_bytes(4, "big") + data[12:] + data)
+    assert wav_info(unknown).frames > 16000
+
+
 @pytest.mark.parametrize("subtype", ["GSM610", "G721_32"])
 def test_a_segment_of_an_encoding_that_cannot_seek_is_read(tmp_path, subtype: str) -> None:
     """GSM 6.10 and G.721 WAVs cannot seek: `sate prep` took them, and `sate features` failed on every row with
