@@ -27,8 +27,6 @@ import sys
 import termios
 import time
 import unicodedata
-import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,9 +36,9 @@ import numpy as np
 import soundfile as sf
 
 from sate.data.joined_streams import PROBE_BYTES, check_one_mp3, check_one_stream
-from sate.errors import SateError, one_line, shell_word, shown
+from sate.errors import SateError, one_line, shown
 from sate.files import describe_os_error, known_kind, relative_note, what_is_there
-from sate.targets import read_name
+from sate.targets import read_name, url_refusal
 
 SAMPLE_RATE = 16000
 WINDOW = 400  # 25 ms at 16 kHz
@@ -993,37 +991,6 @@ def list_residue(name: str) -> Residue | None:
     advice = "strip it, then drop the mark (name.strip().replace('\\ufeff', ''))" if "\ufeff" in name \
         else "strip it (name.strip())"
     return Residue(f"; {bare} is there: the name given {carries}{why}: {advice}", shell=False)
-
-
-# A name that begins with a URL's scheme: scheme:// (a drive letter, c:/, is no scheme of two letters), or one of
-# the usual schemes followed by :/ as a `Path` collapses it; `take1:/a.wav` (a folder `take1:`) is a missing file
-URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://|(?:https?|ftps?|sftp|file|s3|gs|az|abfs|hdfs|hf|ssh):/", re.IGNORECASE)
-PYTHON_DOWNLOAD = "urllib.request.urlretrieve(url, name), or curl -o NAME URL"  # the Python API's advice
-
-
-def url_refusal(name: str, download: str | None = None) -> str | None:
-    """Why ``name``, a URL, is no file to read, with what to give instead; None where it is no URL, or where a file or
-    folder of that name is there, or the folder its name begins with (a folder `https:`, `file:`: legal names on
-    Linux, read as ever). ``download``: the advice for http, https and ftp (the Python API's `PYTHON_DOWNLOAD`); by
-    default a shell's `curl -o`, its name the URL's own. The one check of every command and API that reads a user's
-    audio: `sate segment https://host/a.wav` and the others said "https:/host/a.wav: no such file", the name not as
-    given (a `Path` collapses its //) and no word that sate reads local files; only `SpeechTranslator` said so, with
-    Python's advice to a shell user (thirty-first hostile pass's review, hand32u)."""
-    if not URL.match(name) or os.path.lexists(name) or os.path.isdir(name.split("/", 1)[0]):
-        return None  # a folder `take1:` there: `take1://x.wav` is a file in it, missing (hand33l)
-    scheme = name.split(":", 1)[0].lower()
-    if scheme == "file":
-        parts = urllib.parse.urlparse(name)  # file://a.wav: a.wav is the URL's host, its path empty (review32u)
-        path = urllib.request.url2pathname(parts.path if parts.netloc in ("", "localhost") else
-                                           parts.netloc + parts.path)
-        there = "" if os.path.lexists(path) else ", which is not there either"
-        return one_line(f"{name}: a file:// URL, not a file's path: give its path ({path}{there})")
-    if download is None:
-        base = urllib.parse.unquote(urllib.parse.urlparse(name).path.rstrip("/").rpartition("/")[2])
-        base = base if base not in ("", ".", "..") and not {"/", "\0"} & set(base) else "NAME"
-        download = f"curl -o {shell_word(base)} {shell_word(name)}"
-    how = f" ({download})" if scheme in ("http", "https", "ftp") else ""
-    return one_line(f"{name}: a URL, not a file: sate reads local files; download it first{how} and give the file")
 
 
 def audio_name(text: str) -> Path:

@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from sate.data.audio import MAX_SECONDS, SPEED_RANGE, url_refusal
+from sate.data.audio import MAX_SECONDS, SPEED_RANGE
 from sate.errors import SateError, one_line, shown
 from sate.files import (
     SNIFF,
@@ -39,6 +39,7 @@ from sate.files import (
 )
 from sate.layout import DEFAULT_SPLITS, OPTIONAL_SPLITS
 from sate.numbers import is_number
+from sate.targets import url_refusal
 
 TRAIN_SPLIT = "train"
 MANIFEST_KEYS = ("id", "audio", "offset", "duration", "n_frames", "speaker", "src", "src_norm", "tgt")
