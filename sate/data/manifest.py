@@ -411,8 +411,10 @@ def read_manifest(path: str | Path) -> list[dict]:
                             "must be unique")
         seen[row["id"]] = lineno
         url = url_refusal(row["audio"])  # a pattern first: a file check per row made read_manifest 40% slower
-        if url is not None and not os.path.lexists(path.parent / row["audio"]):  # as written: joined to the
-            # manifest's folder, it was a file missing since prep (review32u); a file so named beside it reads
+        if url is not None and not os.path.lexists(path.parent / row["audio"]) and (
+                target is None or not os.path.lexists(target / row["audio"])):  # as written: joined to the
+            # manifest's folder, it was a file missing since prep (review32u); a file so named beside it reads, and
+            # beside a linked manifest's target, which `_linked_audio` reads (it was "a URL": hand33l)
             raise SateError(f"{path}:{lineno}: {url}")
         if not os.path.isabs(row["audio"]) and target is None:
             row["audio"] = os.path.abspath(path.parent / row["audio"])

@@ -559,6 +559,9 @@ def test_a_manifest_row_naming_a_url_is_told_so(tmp_path: Path) -> None:
     (tmp_path / "https:" / "host").mkdir(parents=True)  # a local folder of the name, beside the manifest: a file
     sf.write(tmp_path / "https:" / "host" / "a.wav", np.zeros(16000, np.float32), 16000)
     assert read_manifest(tmp_path / "dev.jsonl")[0]["audio"] == str(tmp_path / "https:" / "host" / "a.wav")
+    (tmp_path / "b").mkdir()  # a manifest linked from another folder reads the file beside its target (it was "a
+    (tmp_path / "b" / "dev.jsonl").symlink_to("../dev.jsonl")  # URL", hand33l), as `_linked_audio` reads it
+    assert read_manifest(tmp_path / "b" / "dev.jsonl")[0]["audio"] == str(tmp_path / "https:" / "host" / "a.wav")
     with pytest.raises(SateError, match=r"^file://missing\.wav: a file:// URL, not a file's path: give its path "
                                         r"\(missing\.wav, which is not there either\)$"):
         wav_info("file://missing.wav")
