@@ -48,10 +48,11 @@ def check_one_stream(path: Path, info: HeaderLog, quick: bool = True) -> None:
         return
     what, at = found
     if what == "cut":
+        own = _own_name(path)
         raise SateError(f"{path}: the file is cut short: its last Ogg page, at byte {at:,}, runs past its end (an "
                         "interrupted copy or download?), and only the pages before it would be read; copy it again "
                         f"(or, where the file is all there is, read its whole pages alone: head -c {at} "
-                        f"{shell_word(str(path))} > {shell_word(str(path.with_name(path.stem + '.whole.ogg')))})")
+                        f"{shell_word(str(own))} > {shell_word(str(own.with_name(own.stem + '.whole.ogg')))})")
     # an Ogg's frames are the last stream's granule (of another part; INT64_MAX where serials differ), no length of
     # the first part's (review32u)
     seconds = f"the {info.frames / info.samplerate:.1f} s of audio of the first" if kind == "FLAC" and \
@@ -72,13 +73,24 @@ def _searched(path: Path, kind: str, stamp: tuple[int, int, int, int]) -> tuple[
         return None if second is None else ("chain", second)
 
 
+def _own_name(path: Path) -> Path:
+    """The name a command of the advice reads and writes beside: the file's own where ``path`` is a standard input
+    redirected from it (`sate segment /dev/stdin < talk.ogg`: the advice wrote parts to /dev/stdin.1.ogg, hand33l)."""
+    if str(path).startswith(("/dev/", "/proc/")):
+        real = Path(os.path.realpath(path))
+        if not str(real).startswith(("/dev/", "/proc/")):
+            return real
+    return path
+
+
 def _second_stream(path: Path, kind: str, at: int, seconds: str) -> str:
     """What is said of ``path``, a file of ``kind`` holding a second stream from byte ``at`` on."""
     # a chain made as one file (a radio recording, a new stream at each title) has no parts to join: the file is
     # split where the second begins (sox and libsndfile each read a chain's first stream alone; review31l)
-    suffix = path.suffix or f".{kind.lower()}"  # a part sox can tell the kind of by its name
-    parts = [shell_word(str(path.with_name(f"{path.stem}.{n}{suffix}"))) for n in (1, 2)]
-    whole = shell_word(str(path))
+    own = _own_name(path)
+    suffix = own.suffix or f".{kind.lower()}"  # a part sox can tell the kind of by its name
+    parts = [shell_word(str(own.with_name(f"{own.stem}.{n}{suffix}"))) for n in (1, 2)]
+    whole = shell_word(str(own))
     return (f"{path}: another {kind} stream begins at byte {at:,}, after {seconds} (files joined with "
             f"cat{', or an Ogg chain' if kind == 'Ogg' else ''}?): sate reads one stream per file, so only "
             f"the first would be read; split it there (head -c {at} {whole} > {parts[0]}; tail -c "

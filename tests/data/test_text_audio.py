@@ -684,3 +684,21 @@ def test_an_mp3_or_ogg_cut_short_is_refused_where_its_whole_pages_read(tmp_path:
     at = int(str(said.value).split("head -c ")[1].split()[0])
     pages.write_bytes((tmp_path / "cut_opus.ogg").read_bytes()[:at])
     assert 0 < wav_info(pages).frames < len(wave) * 3  # Opus reads at 48 kHz
+
+
+def test_the_split_advice_of_a_redirected_standard_input_names_the_file(tmp_path: Path) -> None:
+    """`sate segment /dev/stdin < talk.ogg` of two Oggs joined was told to split /dev/stdin into /dev/stdin.1.ogg and
+    /dev/stdin.2.ogg, a folder no user writes into (hand33l): the advice names the file the input is redirected
+    from, as a file descriptor's /proc name shows it."""
+    tone = (0.3 * np.sin(np.arange(16000) / 9)).astype(np.float32)
+    part = tmp_path / "a.ogg"
+    sf.write(part, tone, 16000, format="OGG")
+    joined = tmp_path / "talk.ogg"
+    joined.write_bytes(part.read_bytes() * 2)
+    fd = os.open(joined, os.O_RDONLY)
+    try:
+        with pytest.raises(SateError, match=rf"split it there \(head -c {part.stat().st_size} {joined} > "
+                                            rf"{tmp_path}/talk\.1\.ogg;"):
+            wav_info(f"/proc/self/fd/{fd}")
+    finally:
+        os.close(fd)
