@@ -5,7 +5,9 @@ translated as its first part, exit 0. `check_one_stream` (Ogg, FLAC) and `check_
 the Ogg pages, a search for a second FLAC marker (after a few reads of frame headers, with their CRC-8, that show
 most files to be one stream), and the byte count of the first MP3 frame's LAME (Xing or Info) header. The WAV
 joins, whose chunks tell where the audio ends, are `sate.data.audio`'s (`check_nothing_behind_data`); from a pipe,
-`check_pipe_rest` and `check_pipe_one_ogg` there look behind what libsndfile read.
+`check_pipe_rest` and `check_pipe_one_ogg` there look behind what libsndfile read. The same reads refuse an MP3 or
+an Ogg cut short (the LAME header's byte count; a last page that runs past the end), which libsndfile reads as far
+as it goes.
 """
 
 from __future__ import annotations
