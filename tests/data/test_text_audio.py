@@ -702,3 +702,39 @@ def test_the_split_advice_of_a_redirected_standard_input_names_the_file(tmp_path
             wav_info(f"/proc/self/fd/{fd}")
     finally:
         os.close(fd)
+
+
+def _id3v2(size: int) -> bytes:
+    """An ID3v2.4 tag of ``size`` bytes of zeros behind its header (cover art, as a podcast's)."""
+    return b"ID3\x04\0\0" + bytes((size >> 7 * (3 - n)) & 0x7F for n in range(4)) + bytes(size)
+
+
+@pytest.mark.skipif("MP3" not in sf.available_formats(), reason="libsndfile without MP3")
+def test_an_mp3_cut_short_behind_a_tag_larger_than_its_cut_is_refused(tmp_path: Path,
+                                                                       capfd: pytest.CaptureFixture[str]) -> None:
+    """An MP3 behind a 100 KB ID3v2 tag (cover art) cut to 60% was read as far as it went, exit 0, under mpg123's raw
+    "Xing stream size off" warning: the whole file, tag included, was held against the LAME header's byte count,
+    and a cut smaller than the tag passed (review33l). The whole file reads, whether or not its writer counted the
+    tag in the header's count."""
+    wave = (0.1 * np.random.default_rng(0).standard_normal(3 * 16000)).astype(np.float32)
+    plain = tmp_path / "a.mp3"
+    sf.write(plain, wave, 16000, format="MP3")
+    data, tag = plain.read_bytes(), _id3v2(100_000)
+    cut = tmp_path / "art_cut.mp3"
+    cut.write_bytes(tag + data[:len(data) * 6 // 10])
+    capfd.readouterr()
+    for read in (wav_info, audio_blocks):
+        with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: it holds {len(data) * 6 // 10:,} bytes "
+                                            r"of the [\d,]+ its MP3 header"):
+            read(cut)
+    assert "Warning" not in capfd.readouterr().err
+    whole = tmp_path / "art.mp3"
+    whole.write_bytes(tag + data)
+    assert wav_info(whole).frames == wav_info(plain).frames
+    k = next(k for k in range(13, 40) if data[k:k + 4] in (b"Xing", b"Info")) + 8  # the count, where flag 1 is off
+    flags = int.from_bytes(data[k - 4:k], "big")
+    k += 4 * (flags & 1)
+    counted = tmp_path / "counted.mp3"  # a writer that counted the tag in front
+    count = int.from_bytes(data[k:k + 4], "big") + len(tag)
+    counted.write_bytes(tag + data[:k] + count.to_bytes(4, "big") + data[k + 4:])
+    assert wav_info(counted).frames == wav_info(plain).frames
