@@ -49,6 +49,9 @@ def check_one_stream(path: Path, info: HeaderLog, quick: bool = True) -> None:
     if found is None:
         return
     what, at = found
+    if what == "cut headers":  # the whole pages hold the headers alone: read so, they held no audio (review33l)
+        raise SateError(f"{path}: the file is cut short: its last Ogg page, at byte {at:,}, runs past its end (an "
+                        "interrupted copy or download?), and the pages before it hold no audio; copy it again")
     if what == "cut":
         own = _own_name(path)
         raise SateError(f"{path}: the file is cut short: its last Ogg page, at byte {at:,}, runs past its end (an "
@@ -65,7 +68,8 @@ def check_one_stream(path: Path, info: HeaderLog, quick: bool = True) -> None:
 @functools.lru_cache(maxsize=1024)
 def _searched(path: Path, kind: str, stamp: tuple[int, int, int, int]) -> tuple[str, int] | None:
     """("chain", byte) where the whole search finds a second stream in ``path``, a file of ``kind``, ("cut", byte)
-    where an Ogg's last page from that byte runs past its end, or None; remembered per file as
+    where an Ogg's last page from that byte runs past its end (("cut headers", byte): the pages before it hold no
+    audio), or None; remembered per file as
     it is (``stamp``: device, inode, size, modification time): `sate evaluate` reads a file's header at each of its
     segments, and a FLAC searched whole costs some 3 ms per MB (review32u)."""
     with open(path, "rb") as f:
@@ -173,24 +177,25 @@ def _rising(numbers: list[tuple[int, int]]) -> bool:
 def _ogg_walk(f: BinaryIO) -> tuple[str, int] | None:
     """("chain", byte) where an Ogg page that begins a logical stream follows pages of another (a chain: files joined
     with cat), ("cut", byte) where the page there runs past the file's end (its header, its lacing or its body cut
-    short), or None; None too where the pages cannot be walked (a damaged file, bytes that are no page behind the
-    last: a tag, left to its reader). Streams multiplexed together begin on the first pages, before any other
-    page."""
-    size, at, streaming = os.fstat(f.fileno()).st_size, 0, False
+    short; "cut headers" where no page before it ends an audio packet: a granule position above 0), or None; None
+    too where the pages cannot be walked (a damaged file, bytes that are no page behind the last: a tag, left to its
+    reader). Streams multiplexed together begin on the first pages, before any other page."""
+    size, at, streaming, audio = os.fstat(f.fileno()).st_size, 0, False, False
     while True:
         f.seek(at)
         head = f.read(27)
         if not head or not b"OggS".startswith(head[:4]):
             return None
         if len(head) < 27:
-            return ("cut", at)
+            return ("cut" if audio else "cut headers", at)
         lacing = f.read(head[26])
         if head[5] & 2 and streaming:
             return ("chain", at)
         streaming = streaming or not head[5] & 2
         end = at + 27 + head[26] + sum(lacing)
         if len(lacing) < head[26] or end > size:
-            return ("cut", at)
+            return ("cut" if audio else "cut headers", at)
+        audio = audio or int.from_bytes(head[6:14], "little", signed=True) > 0  # -1: no packet ends on the page
         at = end
 
 

@@ -738,3 +738,29 @@ def test_an_mp3_cut_short_behind_a_tag_larger_than_its_cut_is_refused(tmp_path: 
     count = int.from_bytes(data[k:k + 4], "big") + len(tag)
     counted.write_bytes(tag + data[:k] + count.to_bytes(4, "big") + data[k + 4:])
     assert wav_info(counted).frames == wav_info(plain).frames
+
+
+def test_an_ogg_cut_inside_its_headers_gets_no_whole_pages_advice(tmp_path: Path) -> None:
+    """A Vorbis file cut before its first audio page ends was told to read its whole pages alone (`head -c N`),
+    which, followed, gave a file that "holds no audio samples" (review33l): it is told to copy it again alone. Cut
+    inside the next page, the advice stands and, followed, reads. (An Opus cut so is libsndfile's "malformed".)"""
+    whole = tmp_path / "a.ogg"
+    sf.write(whole, (0.1 * np.random.default_rng(0).standard_normal(3 * 16000)).astype(np.float32), 16000,
+             format="OGG", subtype="VORBIS")
+    data, at, starts = whole.read_bytes(), 0, []
+    while at < len(data):  # each page's byte and granule position
+        starts.append((at, int.from_bytes(data[at + 6:at + 14], "little", signed=True)))
+        at += 27 + data[at + 26] + sum(data[at + 27:at + 27 + data[at + 26]])
+    first = next(n for n, (_, granule) in enumerate(starts) if granule > 0)  # the first page that ends audio
+    cut = tmp_path / "cut.ogg"
+    cut.write_bytes(data[:starts[first][0] + 100])
+    with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: its last Ogg page, at byte "
+                                        rf"{starts[first][0]:,}, runs past its end \(an interrupted copy or "
+                                        r"download\?\), and the pages before it hold no audio; copy it again$"):
+        wav_info(cut)
+    cut.write_bytes(data[:starts[first + 1][0] + 100])
+    with pytest.raises(SateError, match=rf"head -c {starts[first + 1][0]} "):
+        wav_info(cut)
+    pages = tmp_path / "pages.ogg"
+    pages.write_bytes(data[:starts[first + 1][0]])
+    assert wav_info(pages).frames > 0
