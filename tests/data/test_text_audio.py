@@ -764,3 +764,16 @@ def test_an_ogg_cut_inside_its_headers_gets_no_whole_pages_advice(tmp_path: Path
     pages = tmp_path / "pages.ogg"
     pages.write_bytes(data[:starts[first + 1][0]])
     assert wav_info(pages).frames > 0
+
+
+@pytest.mark.parametrize("fmt", ["AVR", "MPC2K", "NIST"])
+def test_a_file_a_few_bytes_short_says_how_many_samples_it_holds(tmp_path: Path, fmt: str) -> None:
+    """An AVR, MPC2K or NIST SPHERE file missing its last 100 bytes was "it holds 1.0 s of the 1.0 s its header
+    declares", which told nothing (review33l): the samples are counted, as a WAV's bytes are."""
+    whole = tmp_path / f"a.{fmt.lower()}"
+    sf.write(whole, (0.3 * np.sin(np.arange(16000) / 9)).astype(np.float32), 16000, format=fmt, subtype="PCM_16")
+    short = tmp_path / f"short.{fmt.lower()}"
+    short.write_bytes(whole.read_bytes()[:-100])
+    with pytest.raises(SateError, match=rf"^{short}: the file is cut short: it holds 15,950 samples of the 16,000 "
+                                        r"samples its header declares \(an interrupted copy or download\?\)"):
+        wav_info(short)
