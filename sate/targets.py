@@ -547,15 +547,18 @@ URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://|(?:https?|ftps?|sftp|file|s3|gs|az
 PYTHON_DOWNLOAD = "urllib.request.urlretrieve(url, name), or curl -o NAME URL"  # the Python API's advice
 
 
-def url_refusal(name: str, download: str | None = None) -> str | None:
+def url_refusal(name: str, download: str | None = None, base: str | Path = "") -> str | None:
     """Why ``name``, a URL, is no file to read, with what to give instead; None where it is no URL, or where a file or
     folder of that name is there, or the folder its name begins with (a folder `https:`, `file:`: legal names on
     Linux, read as ever). ``download``: the advice for http, https and ftp (the Python API's `PYTHON_DOWNLOAD`); by
     default a shell's `curl -o`, its name the URL's own. The one check of every command and API that reads a user's
     audio: `sate segment https://host/a.wav` and the others said "https:/host/a.wav: no such file", the name not as
     given (a `Path` collapses its //) and no word that sate reads local files; only `SpeechTranslator` said so, with
-    Python's advice to a shell user (thirty-first hostile pass's review, hand32u)."""
-    if not URL.match(name) or os.path.lexists(name) or os.path.isdir(name.split("/", 1)[0]):
+    Python's advice to a shell user (thirty-first hostile pass's review, hand32u). ``base``: the folder a relative
+    name is read from (a manifest's), where not the current one: the answer depended on where `sate` ran
+    (review33l)."""
+    if not URL.match(name) or os.path.lexists(os.path.join(base, name)) or \
+            os.path.isdir(os.path.join(base, name.split("/", 1)[0])):
         return None  # a folder `take1:` there: `take1://x.wav` is a file in it, missing (hand33l)
     scheme = name.split(":", 1)[0].lower()
     if scheme == "file":

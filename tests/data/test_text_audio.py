@@ -777,3 +777,23 @@ def test_a_file_a_few_bytes_short_says_how_many_samples_it_holds(tmp_path: Path,
     with pytest.raises(SateError, match=rf"^{short}: the file is cut short: it holds 15,950 samples of the 16,000 "
                                         r"samples its header declares \(an interrupted copy or download\?\)"):
         wav_info(short)
+
+
+def test_a_manifest_rows_url_check_does_not_depend_on_the_current_folder(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a manifest row's `take1://x.wav` names a file in a folder `take1:` was asked of the current folder,
+    not the manifest's: `read_manifest` said "a URL" from one folder and took the row from another, and a folder
+    `https:` where sate ran took every manifest's https:// rows as files (review33l). The manifest's folder is asked,
+    as its relative paths are read from it."""
+    folder = tmp_path / "man" / "d"
+    (folder / "take1:").mkdir(parents=True)
+    row = {"id": "a_0", "audio": "take1://x.wav", "offset": 0.0, "duration": 1.0, "n_frames": 98,
+           "speaker": "s", "src": "hi", "src_norm": "hi", "tgt": "hallo"}
+    write_manifest(folder / "dev.jsonl", [row])
+    write_manifest(tmp_path / "web.jsonl", [{**row, "audio": "https://host/a.wav"}])
+    for here in (tmp_path / "man", folder):
+        monkeypatch.chdir(here)
+        assert read_manifest(folder / "dev.jsonl")[0]["audio"] == str(folder / "take1:" / "x.wav")
+    (folder / "https:").mkdir()
+    with pytest.raises(SateError, match=rf"^{tmp_path}/web\.jsonl:1: https://host/a\.wav: a URL, not a file"):
+        read_manifest(tmp_path / "web.jsonl")
