@@ -184,8 +184,8 @@ def _ogg_walk(f: BinaryIO) -> tuple[str, int] | None:
     while True:
         f.seek(at)
         head = f.read(27)
-        if not head or not b"OggS".startswith(head[:4]):
-            return None
+        if head[:4] != b"OggS":  # 1 to 3 bytes of it behind the last page were "cut short" (review33l): a page is
+            return None  # told by its whole mark, and a cut at a page's edge cannot be told anyway
         if len(head) < 27:
             return ("cut" if audio else "cut headers", at)
         lacing = f.read(head[26])

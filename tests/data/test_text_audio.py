@@ -797,3 +797,19 @@ def test_a_manifest_rows_url_check_does_not_depend_on_the_current_folder(tmp_pat
     (folder / "https:").mkdir()
     with pytest.raises(SateError, match=rf"^{tmp_path}/web\.jsonl:1: https://host/a\.wav: a URL, not a file"):
         read_manifest(tmp_path / "web.jsonl")
+
+
+def test_an_ogg_with_a_byte_or_three_behind_its_last_page_reads(tmp_path: Path) -> None:
+    """An Ogg whose trailing bytes were "O", "Og" or "Ogg" was refused as cut short, its last page said to run past
+    its end (review33l): only a whole "OggS" mark begins a page; a page cut inside its header is still refused."""
+    whole = tmp_path / "a.ogg"
+    sf.write(whole, (0.3 * np.sin(np.arange(16000) / 9)).astype(np.float32), 16000, format="OGG")
+    data = whole.read_bytes()
+    for tail in (b"O", b"Og", b"Ogg"):
+        odd = tmp_path / f"{tail.decode()}.ogg"
+        odd.write_bytes(data + tail)
+        assert wav_info(odd).frames == 16000
+    cut = tmp_path / "cut.ogg"
+    cut.write_bytes(data + data[:20])  # a page's header cut short (behind whole pages: read as one stream)
+    with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: its last Ogg page, at byte {len(data):,}"):
+        wav_info(cut)
