@@ -57,7 +57,7 @@ def check_one_stream(path: Path, info: HeaderLog, quick: bool = True) -> None:
         raise SateError(f"{path}: the file is cut short: its last Ogg page, at byte {at:,}, runs past its end (an "
                         "interrupted copy or download?), and only the pages before it would be read; copy it again "
                         f"(or, where the file is all there is, read its whole pages alone: head -c {at} "
-                        f"{shell_word(str(own))} > {shell_word(str(own.with_name(own.stem + '.whole.ogg')))})")
+                        f"{shell_word(str(own))} > {shell_word(str(_beside(own, own.stem + '.whole.ogg')))})")
     # an Ogg's frames are the last stream's granule (of another part; INT64_MAX where serials differ), no length of
     # the first part's (review32u)
     seconds = f"the {info.frames / info.samplerate:.1f} s of audio of the first" if kind == "FLAC" and \
@@ -81,12 +81,22 @@ def _searched(path: Path, kind: str, stamp: tuple[int, int, int, int]) -> tuple[
 
 def _own_name(path: Path) -> Path:
     """The name a command of the advice reads and writes beside: the file's own where ``path`` is a standard input
-    redirected from it (`sate segment /dev/stdin < talk.ogg`: the advice wrote parts to /dev/stdin.1.ogg, hand33l)."""
-    if str(path).startswith(("/dev/", "/proc/")):
+    redirected from it (`sate segment /dev/stdin < talk.ogg`: the advice wrote parts to /dev/stdin.1.ogg, hand33l),
+    and there still (a file since deleted is "NAME (deleted)" there, no file's name: review33l)."""
+    if str(path).startswith(_DEVICES):
         real = Path(os.path.realpath(path))
-        if not str(real).startswith(("/dev/", "/proc/")):
+        if not str(real).startswith(_DEVICES) and real.exists():
             return real
     return path
+
+
+_DEVICES = ("/dev/", "/proc/")  # no folder a user writes into
+
+
+def _beside(own: Path, name: str) -> Path:
+    """Where the advice writes the file ``name`` made of ``own``: beside it, or in the current folder where ``own`` is
+    a device's name (a standard input redirected from a file since deleted)."""
+    return Path(name) if str(own).startswith(_DEVICES) else own.with_name(name)
 
 
 def _second_stream(path: Path, kind: str, at: int, seconds: str) -> str:
@@ -95,7 +105,7 @@ def _second_stream(path: Path, kind: str, at: int, seconds: str) -> str:
     # split where the second begins (sox and libsndfile each read a chain's first stream alone; review31l)
     own = _own_name(path)
     suffix = own.suffix or f".{kind.lower()}"  # a part sox can tell the kind of by its name
-    parts = [shell_word(str(own.with_name(f"{own.stem}.{n}{suffix}"))) for n in (1, 2)]
+    parts = [shell_word(str(_beside(own, f"{own.stem}.{n}{suffix}"))) for n in (1, 2)]
     whole = shell_word(str(own))
     return (f"{path}: another {kind} stream begins at byte {at:,}, after {seconds} (files joined with "
             f"cat{', or an Ogg chain' if kind == 'Ogg' else ''}?): sate reads one stream per file, so only "

@@ -813,3 +813,22 @@ def test_an_ogg_with_a_byte_or_three_behind_its_last_page_reads(tmp_path: Path) 
     cut.write_bytes(data + data[:20])  # a page's header cut short (behind whole pages: read as one stream)
     with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: its last Ogg page, at byte {len(data):,}"):
         wav_info(cut)
+
+
+def test_the_advice_for_a_redirected_input_from_a_deleted_file_names_no_deleted_name(tmp_path: Path) -> None:
+    """A standard input redirected from a cut Ogg since deleted (`exec 3<gone.ogg; rm gone.ogg; sate segment
+    /dev/stdin <&3`) was told `head -c N '.../gone.ogg (deleted)' > .../gone.whole.ogg`, which names no file
+    (review33l): the input's own name is read, and the whole pages written in the current folder, not in /proc."""
+    whole = tmp_path / "a.ogg"
+    sf.write(whole, (0.1 * np.random.default_rng(0).standard_normal(3 * 16000)).astype(np.float32), 16000,
+             format="OGG", subtype="VORBIS")
+    gone = tmp_path / "gone.ogg"
+    gone.write_bytes(whole.read_bytes()[:len(whole.read_bytes()) * 6 // 10])
+    fd = os.open(gone, os.O_RDONLY)
+    try:
+        gone.unlink()
+        with pytest.raises(SateError, match=rf"read its whole pages alone: head -c \d+ /proc/self/fd/{fd} > "
+                                            rf"{fd}\.whole\.ogg\)$"):
+            wav_info(f"/proc/self/fd/{fd}")
+    finally:
+        os.close(fd)
