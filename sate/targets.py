@@ -26,14 +26,17 @@ import codecs
 import fcntl
 import json
 import os
+import re
 import shlex
+import urllib.parse
+import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
 from sate import layout
 from sate.config import read_yaml
-from sate.errors import SateError, first_few, one_line, shown
+from sate.errors import SateError, first_few, one_line, shell_word, shown
 from sate.files import (
     MAGIC,
     PATH_MAX,
@@ -538,6 +541,51 @@ def check_named_kind(path: Path, writes: str, names: tuple[str, ...], option: st
                         f"{NAMED_KINDS[suffix]}, but {writes}: write elsewhere, or remove the link")
 
 
+# A name that begins with a URL's scheme: scheme:// (a drive letter, c:/, is no scheme of two letters), or one of
+# the usual schemes followed by :/ as a `Path` collapses it; `take1:/a.wav` (a folder `take1:`) is a missing file
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://|(?:https?|ftps?|sftp|file|s3|gs|az|abfs|hdfs|hf|ssh):/", re.IGNORECASE)
+PYTHON_DOWNLOAD = "urllib.request.urlretrieve(url, name), or curl -o NAME URL"  # the Python API's advice
+
+
+def url_refusal(name: str, download: str | None = None, base: str | Path = "") -> str | None:
+    """Why ``name``, a URL, is no file to read, with what to give instead; None where it is no URL, or where a file or
+    folder of that name is there, or the folder its name begins with (a folder `https:`, `file:`: legal names on
+    Linux, read as ever). ``download``: the advice for http, https and ftp (the Python API's `PYTHON_DOWNLOAD`); by
+    default a shell's `curl -o`, its name the URL's own. The one check of every command and API that reads a user's
+    audio: `sate segment https://host/a.wav` and the others said "https:/host/a.wav: no such file", the name not as
+    given (a `Path` collapses its //) and no word that sate reads local files; only `SpeechTranslator` said so, with
+    Python's advice to a shell user (thirty-first hostile pass's review, hand32u). ``base``: the folder a relative
+    name is read from (a manifest's), where not the current one: the answer depended on where `sate` ran
+    (review33l)."""
+    if not URL.match(name) or os.path.lexists(os.path.join(base, name)) or \
+            os.path.isdir(os.path.join(base, name.split("/", 1)[0])):
+        return None  # a folder `take1:` there: `take1://x.wav` is a file in it, missing (hand33l)
+    scheme = name.split(":", 1)[0].lower()
+    if scheme == "file":
+        parts = urllib.parse.urlparse(name)  # file://a.wav: a.wav is the URL's host, its path empty (review32u)
+        path = urllib.request.url2pathname(parts.path if parts.netloc in ("", "localhost") else
+                                           parts.netloc + parts.path)
+        there = "" if os.path.lexists(path) else ", which is not there either"
+        return one_line(f"{name}: a file:// URL, not a file's path: give its path ({path}{there})")
+    if download is None:
+        base = urllib.parse.unquote(urllib.parse.urlparse(name).path.rstrip("/").rpartition("/")[2])
+        base = base if base not in ("", ".", "..") and not {"/", "\0"} & set(base) else "NAME"
+        download = f"curl -o {shell_word(base)} {shell_word(name)}"
+    how = f" ({download})" if scheme in ("http", "https", "ftp") and download else ""
+    return one_line(f"{name}: a URL, not a file: sate reads local files; download it first{how} and give the file")
+
+
+def url_read_name(text: str) -> str | None:
+    """Why ``text``, an option's value naming a file or directory to read (`read_name`: `--model`, `--data`,
+    `--mustc-root`), is a URL, or None: each said "https:/host/pack: no such directory", the name collapsed by a
+    `Path` and no word that sate reads local files (hand32u's leftover; hand33l). A file:// URL is told its path."""
+    said = url_refusal(text, download="")
+    if said is None or said.startswith(f"{text}: a file:// URL"):
+        return said
+    return one_line(f"{text}: a URL, not a local path: sate reads local files and directories; download it first "
+                    "and give its path")
+
+
 def typed_path(text: str) -> Path:
     """``text``, a name as typed, as a path. `Path` drops a leading './', which changes what two names mean: `./~/t.txt`
     (a folder named '~' here, written so that no shell expands it) was refused by `check_not_tilde` as a '~' the
@@ -597,6 +645,9 @@ def read_name(text: str) -> Path:
     if text == "":
         raise argparse.ArgumentTypeError("an empty name (an unset variable?); give its name ('.' for the current "
                                           "directory)")
+    url = url_read_name(text)
+    if url is not None:
+        raise argparse.ArgumentTypeError(url)
     return typed_path(text)
 
 

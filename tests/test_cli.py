@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from sate.cli import COMMANDS, build_parser, main
+from sate.targets import read_name
 
 
 def test_top_level_help_lists_the_commands_in_pipeline_order(capsys: pytest.CaptureFixture[str]) -> None:
@@ -401,6 +402,29 @@ def test_a_long_name_with_a_leading_dash_keeps_its_advice(tmp_path: Path, monkey
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert len(err) < 1050 and err.endswith("bb.wav is a file here, read as an option for its leading '-': put ./ "
                                              "before it)"), err
+
+
+@pytest.mark.parametrize(("argv", "option"), [(["translate", "--model", "https://host/pack", "a.wav"], "--model"),
+                                              (["evaluate", "--model", "p", "--data", "s3://b/data"], "--data"),
+                                              (["prep", "--mustc-root", "https://host/mustc", "--out", "d"],
+                                               "--mustc-root")])
+def test_a_url_given_as_a_path_to_read_is_named_as_one(argv: list[str], option: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`--model https://host/pack`, `--data s3://b/data`, `--mustc-root https://...` said "https:/host/pack: no such
+    directory" (or "packed model directory is missing"), the name collapsed by a `Path` and no word that sate reads
+    local files and directories (hand33l), where an audio file given so is named a URL. A folder here named
+    `https:` is read as ever."""
+    monkeypatch.chdir(tmp_path)
+    url = argv[argv.index(option) + 1]
+    with pytest.raises(SystemExit) as end:
+        main(argv)
+    assert end.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(
+        f"error: argument {option}: {url}: a URL, not a local path: sate reads local files and directories; "
+        "download it first and give its path")
+    (tmp_path / url.split("/")[0]).mkdir()
+    assert read_name(url) == Path(url)
 
 
 @pytest.mark.parametrize("argv", [["segment"], ["translate", "--model", "p"], ["stream", "--model", "p"],

@@ -27,8 +27,6 @@ import sys
 import termios
 import time
 import unicodedata
-import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,9 +35,10 @@ from typing import BinaryIO, Protocol
 import numpy as np
 import soundfile as sf
 
-from sate.errors import SateError, one_line, shell_word, shown
+from sate.data.joined_streams import PROBE_BYTES, check_one_mp3, check_one_stream
+from sate.errors import SateError, one_line, shown
 from sate.files import describe_os_error, known_kind, relative_note, what_is_there
-from sate.targets import read_name
+from sate.targets import read_name, url_refusal
 
 SAMPLE_RATE = 16000
 WINDOW = 400  # 25 ms at 16 kHz
@@ -99,8 +98,14 @@ class WavInfo:
 # libsndfile's header log for a file whose data declares more bytes than the file holds: a WAV's data chunk, an
 # AIFF's SSND chunk, an AU's data size, a W64's riff and an RF64's Riff size (a cut W64, RF64, AIFF or AU read its
 # first seconds as whole, exit 0). A WAV's own RIFF size is not read: a cut trailing chunk leaves its audio whole.
-_DATA_CUT = re.compile(r"^\s*(?:data|SSND|Data Size|riff|Riff size)\s*:\s*(\d+)\s*\(should be (\d+)\)",
-                       re.MULTILINE)
+_DATA_CUT = re.compile(r"^\s*(?:data|SSND|Data Size|riff|Riff size|BODY)\s*:\s*(\d+)\s*\(should be (\d+)\)",
+                       re.MULTILINE)  # (BODY: an 8SVX or 16SV's, which read its first seconds, exit 0: hand33l)
+# ... of a Psion WVE, and the line of a VOC cut short, which has no numbers (both read their part, exit 0: hand33l)
+_WVE_CUT = re.compile(r"^Data length (\d+) should be (\d+)", re.MULTILINE)
+_VOC_CUT = "Seems to be a truncated file."
+# ... of an AVR and an MPC2K, which declare their frames: the log says how many, libsndfile reads those there
+_FRAMES_DECLARED = re.compile(r"^\s*Frames\s*:\s*(\d+)\s*$", re.MULTILINE)
+NIST_HEADER = 1024  # the bytes of a NIST SPHERE header, where its sample_count is (libsndfile logs none of it)
 MAX_CHUNKS = 10_000  # chunks of a WAV header walked to find its data chunk (each a few bytes at least)
 _UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
 # SoX (14.4, Debian's and Ubuntu's) writing to a pipe declares a WAV's data as 0x7FFFF000 bytes and an AIFF's SSND as
@@ -141,9 +146,19 @@ class HeaderLog(Protocol):
 def check_not_cut_short(path: Path, info: HeaderLog) -> None:
     """Refuse a WAV cut short (an interrupted copy or download): libsndfile reads the part that is there without a
     word, so a talk became its first seconds, translated as if whole. A data size a streaming writer left unknown
-    is not a cut."""
-    found = _DATA_CUT.search(info.extra_info or "")
+    is not a cut. The other formats whose header declares a length are refused alike (`_declared_frames`)."""
+    found = _DATA_CUT.search(info.extra_info or "") or _WVE_CUT.search(info.extra_info or "")
     if found is None:
+        declared_frames = _declared_frames(path, info)
+        if declared_frames is not None and 0 < info.frames < declared_frames and info.samplerate > 0:
+            amounts = f"{info.frames / info.samplerate:.1f} s", f"{declared_frames / info.samplerate:.1f} s"
+            if amounts[0] == amounts[1]:  # a few bytes short, as a WAV's: "it holds 1.0 s of the 1.0 s" (review33l)
+                amounts = f"{info.frames:,} samples", f"{declared_frames:,} samples"
+            raise SateError(f"{path}: the file is cut short: it holds {amounts[0]} of the {amounts[1]} its header "
+                            "declares (an interrupted copy or download?); copy it again")
+        if _VOC_CUT in (info.extra_info or ""):
+            raise SateError(f"{path}: the file is cut short: it holds {info.frames / max(info.samplerate, 1):.1f} s, "
+                            "less than its header declares (an interrupted copy or download?); copy it again")
         return
     declared, there = int(found.group(1)), int(found.group(2))
     if _unknown_size(declared) or declared <= there or there <= 0:
@@ -154,6 +169,24 @@ def check_not_cut_short(path: Path, info: HeaderLog) -> None:
         amounts = f"{there:,} bytes", f"{declared:,} bytes"
     raise SateError(f"{path}: the file is cut short: it holds {amounts[0]} of the {amounts[1]} its header declares "
                     "(an interrupted copy or download?); copy it again")
+
+
+def _declared_frames(path: Path, info: HeaderLog) -> int | None:
+    """The frames the header of an AVR, an MPC2K or a NIST SPHERE file declares, or None (another format, no count):
+    libsndfile reads as many as are there, and each such file cut short read its first seconds, exit 0 (hand33l)."""
+    kind = getattr(info, "format", "")
+    if kind in ("AVR", "MPC2K"):
+        found = _FRAMES_DECLARED.search(info.extra_info or "")
+        return int(found.group(1)) if found else None
+    if kind != "NIST":
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(NIST_HEADER)
+    except OSError:  # named by its reader
+        return None
+    found = re.search(rb"^sample_count -i (\d+)\s*$", head, re.MULTILINE)
+    return int(found.group(1)) if found else None
 
 
 def check_data_declared(path: Path, info: HeaderLog) -> None:
@@ -228,6 +261,31 @@ def _empty_data_chunk(path: Path) -> int | None:
     return None
 
 
+def check_one_au(path: Path, info: HeaderLog) -> None:
+    """Refuse an AU file whose declared data is followed by another AU file (two joined with cat): libsndfile reads
+    the declared part alone, and the first file was segmented and translated as if whole, exit 0, where two WAVs
+    joined so are refused (hand33l). A size a streaming writer left unknown (0xFFFFFFFF) reads to the end."""
+    if getattr(info, "format", "") != "AU":
+        return
+    try:
+        with open(path, "rb") as f:
+            head = f.read(12)
+            if len(head) < 12 or head[:4] != b".snd":
+                return
+            at = int.from_bytes(head[4:8], "big") + int.from_bytes(head[8:12], "big")
+            if _unknown_size(int.from_bytes(head[8:12], "big")):
+                return
+            f.seek(at)
+            if f.read(4) != b".snd":
+                return
+    except OSError:  # named by its reader
+        return
+    seconds = f"the {info.frames / info.samplerate:.1f} s of audio " if info.samplerate > 0 else "the audio "
+    raise SateError(f"{path}: another AU file begins at byte {at:,}, after {seconds}its header declares (files "
+                    "joined with cat?): an AU holds one, and its header says how long; join them with sox instead "
+                    "(sox A.au B.au OUT.wav)")
+
+
 def check_nothing_behind_data(path: Path, info: HeaderLog | None) -> None:
     """Refuse a RIFF WAV whose data chunk is followed by bytes that are no chunk: another WAV file (two joined with
     cat: libsndfile's "No 'RIFF' chunk marker" named a file that begins with one, or it read the first file alone), or
@@ -266,280 +324,6 @@ def check_nothing_behind_data(path: Path, info: HeaderLog | None) -> None:
                         "read; repair the header first, e.g. sox --ignore-length IN.wav OUT.wav")
 
 
-def check_one_stream(path: Path, info: HeaderLog, quick: bool = True) -> None:
-    """Refuse an Ogg or FLAC file that holds a second file behind the first (two joined with cat; an Ogg chain):
-    libsndfile reads the first alone, and a talk joined from its parts was segmented and translated as its first
-    part, exit 0 (thirty-first hostile pass), where two WAVs joined so are refused (`check_nothing_behind_data`).
-    An Ogg's pages are walked (their headers alone: some 0.7 ms per MB). A FLAC is searched whole, but not where
-    ``quick`` (`wav_info`, which reads a header alone) and a few reads say it is one stream (`_flac_one_stream`):
-    they cannot see every join, so a reader of the whole file (`audio_blocks`) always searches (fix32u). Each file is
-    searched once per process, however many rows or segments name it."""
-    kind = {"OGG": "Ogg", "FLAC": "FLAC"}.get(getattr(info, "format", ""))
-    if kind is None:
-        return
-    try:
-        with open(path, "rb") as f:
-            stat = os.fstat(f.fileno())
-            key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
-            if kind == "FLAC" and quick and _flac_one_stream(f):
-                return
-            if key not in _SEARCHED:
-                if len(_SEARCHED) >= 1024:  # the oldest goes: a corpus's rows name its files in turn
-                    del _SEARCHED[next(iter(_SEARCHED))]
-                _SEARCHED[key] = _ogg_chained(f) if kind == "Ogg" else _second_flac(f)
-            at = _SEARCHED[key]
-    except OSError:  # a file that may not be read is named by its reader, as before
-        return
-    if at is not None:  # an Ogg's frames are the last stream's granule (of another part; INT64_MAX where serials
-        seconds = f"the {info.frames / info.samplerate:.1f} s of audio of the first" if kind == "FLAC" and \
-            info.samplerate > 0 else "the first"  # differ), no length of the first part's (review32u)
-        raise SateError(_second_stream(path, kind, at, seconds))
-
-
-# Where `check_one_stream`'s whole search found a second stream in each file searched (device, inode, size,
-# modification time), or None: `sate evaluate` reads a file's header at each of its segments, and a FLAC searched
-# whole costs some 3 ms per MB (review32u)
-_SEARCHED: dict[tuple[int, int, int, int], int | None] = {}
-
-
-def _second_stream(path: Path, kind: str, at: int, seconds: str) -> str:
-    """What is said of ``path``, a file of ``kind`` holding a second stream from byte ``at`` on."""
-    # a chain made as one file (a radio recording, a new stream at each title) has no parts to join: the file is
-    # split where the second begins (sox and libsndfile each read a chain's first stream alone; review31l)
-    suffix = path.suffix or f".{kind.lower()}"  # a part sox can tell the kind of by its name
-    parts = [shell_word(str(path.with_name(f"{path.stem}.{n}{suffix}"))) for n in (1, 2)]
-    whole = shell_word(str(path))
-    return (f"{path}: another {kind} stream begins at byte {at:,}, after {seconds} (files joined with "
-            f"cat{', or an Ogg chain' if kind == 'Ogg' else ''}?): sate reads one stream per file, so only "
-            f"the first would be read; split it there (head -c {at} {whole} > {parts[0]}; tail -c "
-            f"+{at + 1} {whole} > {parts[1]}; a third stream in the second part is named in turn) and "
-            f"give the parts, or join them into one WAV (sox {parts[0]} {parts[1]} OUT.wav)")
-
-
-def check_one_mp3(path: Path) -> None:
-    """Refuse an MP3 whose LAME header (Xing or Info, in its first frame) declares fewer bytes than the file holds,
-    where another MP3 with such a header begins: two joined with cat. libsndfile's decoder trusts the header, so
-    the first file alone was read, exit 0, after mpg123's raw "Warning: Xing stream size off by more than 1%"
-    (hand31l). Asked before libsndfile opens the file, which prints that warning."""
-    try:
-        with open(path, "rb") as f:
-            start = _id3v2_end(f)
-            declared = _lame_bytes(f, start)
-            if declared is None:
-                return
-            at = start + declared
-            if _lame_bytes(f, _id3v2_end(f, at)) is None:  # a tag, or nothing, after the declared bytes
-                return
-    except OSError:  # named by its reader
-        return
-    raise SateError(_second_stream(path, "MP3", at, "the first"))
-
-
-_LAME_AT = (13, 15, 21, 23, 36, 38)  # where an MPEG audio frame's Xing or Info header begins (its side info's size)
-
-
-def _lame_bytes(f: BinaryIO, at: int) -> int | None:
-    """The bytes the Xing or Info header of the MPEG audio frame at byte ``at`` declares, or None: no frame there,
-    no such header, or no byte count in it."""
-    f.seek(at)
-    head = f.read(64)
-    if len(head) < 48 or head[0] != 0xFF or head[1] & 0xE0 != 0xE0:
-        return None
-    k = next((k for k in _LAME_AT if head[k:k + 4] in (b"Xing", b"Info")), None)
-    if k is None:
-        return None
-    flags = int.from_bytes(head[k + 4:k + 8], "big")
-    if not flags & 2:
-        return None
-    count = head[k + 8 + 4 * (flags & 1):k + 12 + 4 * (flags & 1)]
-    return int.from_bytes(count, "big") or None
-
-
-# Where a file of one stream is looked at before it is walked whole: these fractions of it (no simple ratios, so that
-# parts of equal length joined are not looked at in the same place of each), and its last PROBE_BYTES
-PROBE_AT = (0.13, 0.29, 0.47, 0.61, 0.83)
-PROBE_BYTES = 1 << 16
-
-
-def _probe_offsets(size: int, start: int, window: int = PROBE_BYTES) -> list[int] | None:
-    """Where to read ``window`` bytes each, rising, the last at the end; None where the file is small enough to be
-    walked whole."""
-    if size - start <= (len(PROBE_AT) + 1) * window:
-        return None
-    return [start + round(share * (size - start)) for share in PROBE_AT] + [size - window]
-
-
-def _rising(numbers: list[tuple[int, int]]) -> bool:
-    """Whether the (byte, number) pairs, in byte order, have numbers rising wherever the byte rises."""
-    return all(b > a or (at_b == at_a and b == a) for (at_a, a), (at_b, b) in zip(numbers, numbers[1:], strict=False))
-
-
-def _ogg_chained(f: BinaryIO) -> int | None:
-    """Where an Ogg page that begins a logical stream follows pages of another (a chain: files joined with cat), or
-    None; None too where the pages cannot be walked (a damaged file is left to its reader). Streams multiplexed
-    together begin on the first pages, before any other page."""
-    at, streaming = 0, False
-    while True:
-        f.seek(at)
-        head = f.read(27)
-        if len(head) < 27 or head[:4] != b"OggS":
-            return None
-        lacing = f.read(head[26])
-        if len(lacing) < head[26]:
-            return None
-        if head[5] & 2 and streaming:
-            return at
-        streaming = streaming or not head[5] & 2
-        at += 27 + len(lacing) + sum(lacing)
-
-
-# A FLAC file's start: its marker and a STREAMINFO block header (type 0, its last-block flag either way, 34 bytes)
-_FLAC_STARTS = (b"fLaC\x00\x00\x00\x22", b"fLaC\x80\x00\x00\x22")
-
-
-def _crc8_table() -> list[int]:
-    table = []
-    for byte in range(256):
-        crc = byte
-        for _ in range(8):
-            crc = (crc << 1 ^ 0x07 if crc & 0x80 else crc << 1) & 0xFF
-        table.append(crc)
-    return table
-
-
-_CRC8 = _crc8_table()  # FLAC's frame header check (polynomial x^8 + x^2 + x + 1)
-_FLAC_BITS = {1: 8, 2: 12, 4: 16, 5: 20, 6: 24, 7: 32}  # a frame header's sample size codes
-
-
-def _flac_frame(data: bytes, k: int, channels: int, bits: int) -> tuple[int, int, int] | None:
-    """(variable block size: 1 or 0, its sample or frame number, its block size) of the FLAC frame header at
-    ``data[k:]``, or None where there is none: its sync code, fields that agree with the stream's ``channels`` and
-    ``bits`` and its CRC-8 are checked."""
-    if len(data) < k + 6 or data[k] != 0xFF or data[k + 1] & 0xFE != 0xF8:  # a header's bytes alone: a frame of
-        # digital silence is 11 to 14 bytes, and a file ending in one was searched whole at each call (review32u)
-        return None
-    size_code, rate_code = data[k + 2] >> 4, data[k + 2] & 15
-    assigned, sample_code = data[k + 3] >> 4, data[k + 3] >> 1 & 7
-    if not size_code or rate_code == 15 or data[k + 3] & 1 or assigned > 10 or \
-            (assigned + 1 if assigned < 8 else 2) != channels or sample_code and _FLAC_BITS.get(sample_code) != bits:
-        return None
-    lead = data[k + 4]
-    extra = next((n for n, mask in enumerate((0x80, 0xE0, 0xF0, 0xF8, 0xFC, 0xFE, 0xFF)) if lead & mask == (
-        0, 0xC0, 0xE0, 0xF0, 0xF8, 0xFC, 0xFE)[n]), None)
-    if extra is None:
-        return None
-    number = lead & (0x3F >> extra if extra else 0x7F)
-    for byte in data[k + 5:k + 5 + extra]:
-        if byte & 0xC0 != 0x80:
-            return None
-        number = number << 6 | byte & 0x3F
-    i = k + 5 + extra
-    if size_code in (6, 7):
-        block = int.from_bytes(data[i:i + size_code - 5], "big") + 1
-        i += size_code - 5
-    else:
-        block = 192 if size_code == 1 else 576 << size_code - 2 if size_code < 6 else 256 << size_code - 8
-    i += {12: 1, 13: 2, 14: 2}.get(rate_code, 0)
-    if len(data) <= i:
-        return None
-    crc = 0
-    for byte in data[k:i]:
-        crc = _CRC8[crc ^ byte]
-    return (data[k + 1] & 1, number, block) if crc == data[i] else None
-
-
-def _flac_one_stream(f: BinaryIO) -> bool:
-    """Whether a few reads show a FLAC file to be one stream: the frames found at `PROBE_AT` have rising numbers,
-    and a frame in its last bytes ends at the samples its STREAMINFO declares. A second file behind the first (two
-    joined with cat) begins its frames at 0 again and ends at its own length. False where they do not, or cannot (a
-    small file, a length or frame size left unknown, no frame found): then the file is searched whole, about 3 ms per
-    1 MB of FLAC, 3 s at one of 490 MB (hand32u). A join these reads cannot see is searched for by the readers of
-    whole files (`check_one_stream`)."""
-    size = os.fstat(f.fileno()).st_size
-    start = _id3v2_end(f)
-    f.seek(start)
-    head = f.read(42)
-    if len(head) < 42 or head[:8] not in _FLAC_STARTS:
-        return False
-    info = int.from_bytes(head[18:26], "big")  # rate (20 bits), channels - 1 (3), bits - 1 (5), samples (36)
-    channels, bits, total, fixed = (info >> 41 & 7) + 1, (info >> 36 & 31) + 1, info & (1 << 36) - 1, \
-        int.from_bytes(head[8:10], "big")  # a fixed block size's stream numbers its frames: the minimum block size
-    at, last = start + 4, False
-    while not last:  # the metadata blocks, STREAMINFO's first, to where the frames begin
-        f.seek(at)
-        block = f.read(4)
-        if len(block) < 4:
-            return False
-        last, at = bool(block[0] & 0x80), at + 4 + int.from_bytes(block[1:], "big")
-    least, most = int.from_bytes(head[12:15], "big"), int.from_bytes(head[15:18], "big")  # its frames' bytes
-    window = min(PROBE_BYTES, 2 * most + 64)  # a frame's header is found in this many
-    offsets = _probe_offsets(size, at, window)
-    if offsets is None or not total or not most or not fixed:
-        return False
-    seen = [(at, 0)]
-    for n, probe in enumerate(offsets):
-        f.seek(probe)
-        data = f.read(window)
-        tail = n == len(offsets) - 1  # the last frame ends where the stream's declared samples do
-        frames = ((k, v, x if v else x * fixed, b) for k in _flac_syncs(data, tail)
-                  if (frame := _flac_frame(data, k, channels, bits)) for v, x, b in (frame,))
-        found = next((frame for frame in frames if not tail or frame[2] + frame[3] == total), None)
-        if found is None:
-            return False
-        seen.append((probe + found[0], found[2]))
-    # between two frames, no more bytes than their samples' frames (each of the minimum block size at least) may
-    # hold at the largest frame's size, and the last frame is of the stream's sizes: a join whose last part has as
-    # many samples as the first, its frames numbered alike, adds its bytes (review32u's noise + near-silence)
-    return _rising(seen) and least <= size - seen[-1][0] <= most and all(
-        b - a <= (y - x) // fixed * most for (a, x), (b, y) in zip(seen, seen[1:], strict=False))
-
-
-def _flac_syncs(data: bytes, backwards: bool = False) -> Iterator[int]:
-    """Where FLAC's frame sync code (0xFFF8 or 0xFFF9) stands in ``data``, first to last (``backwards``: last to
-    first)."""
-    k = data.rfind(b"\xff", 0, len(data) - 1) if backwards else data.find(b"\xff")
-    while 0 <= k < len(data) - 1:
-        if data[k + 1] & 0xFE == 0xF8:
-            yield k
-        k = data.rfind(b"\xff", 0, k) if backwards else data.find(b"\xff", k + 1)
-
-
-def _second_flac(f: BinaryIO) -> int | None:
-    """Where a second FLAC file begins inside this one, or None. The first begins at the first marker after any ID3v2
-    tags in front (some taggers put one there; libsndfile skips it): a FLAC that opened so was refused as two joined
-    (review31l)."""
-    first = _flac_start(f, _id3v2_end(f))
-    return None if first is None else _flac_start(f, first + 1)
-
-
-def _flac_start(f: BinaryIO, at: int) -> int | None:
-    """Where the first FLAC marker with its STREAMINFO header is in ``f`` from byte ``at`` (read 64 KiB at a time),
-    or None."""
-    carried = b""
-    f.seek(at)
-    while block := f.read(1 << 16):
-        data = carried + block
-        found = [k for k in (data.find(start) for start in _FLAC_STARTS) if k >= 0]
-        if found:
-            return at - len(carried) + min(found)
-        carried = data[-7:]
-        at += len(block)
-    return None
-
-
-def _id3v2_end(f: BinaryIO, at: int = 0) -> int:
-    """Where the ID3v2 tags at the start of ``f`` (or at byte ``at``) end (``at``: there are none), as libsndfile
-    skips them before it looks for the format: a 10-byte header, the size it gives (4 bytes of 7 bits), and a 10-byte
-    footer where its flag says."""
-    while True:
-        f.seek(at)
-        head = f.read(10)
-        if len(head) < 10 or head[:3] != b"ID3" or any(c & 0x80 for c in head[6:]):
-            return at
-        at += 20 if head[5] & 0x10 else 10
-        at += sum(c << 7 * (3 - n) for n, c in enumerate(head[6:]))
-
-
 def _behind_data(path: Path) -> tuple[int, int, int] | None:
     """Where the bytes that are no chunk begin behind a RIFF WAV's data chunk, how many there are and the data's
     declared size, or None (no RIFF WAV, a size a streaming writer left unknown, nothing behind the chunks)."""
@@ -569,18 +353,48 @@ def _zeros_or_tag(path: Path, at: int) -> bool:
 
 
 def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:
-    """A WAV read from a pipe (a FIFO, a piped /dev/stdin) that ended before the samples its header declares: what
+    """A file read from a pipe (a FIFO, a piped /dev/stdin) that ended before the samples its header declares: what
     `check_not_cut_short` refuses in a file, which a pipe can only show at its end (a cut talk piped in was
-    translated as whole, exit 0). A size a streaming writer left unknown is no cut."""
+    translated as whole, exit 0). A size a streaming writer left unknown is no cut. A WAV's, and those of the other
+    PCM formats whose header a pipe's log shows (`_pipe_frames_declared`: a cut AIFF, AU, W64, AVR, MPC2K or 8SVX
+    piped in was read as far as it went, exit 0: hand33l)."""
     declared = _DATA_SIZE.search(f.extra_info or "")
-    if declared is None or _unknown_size(int(declared.group(1))) or read >= f.frames or \
-            f.frames >= _UNKNOWN_FRAMES:
+    if f.format in ("WAV", "WAVEX"):
+        frames = None if declared is None or _unknown_size(int(declared.group(1))) else f.frames
+    else:
+        frames = _pipe_frames_declared(f)
+    if frames is None or read >= frames or frames >= _UNKNOWN_FRAMES:
         return
-    amounts = f"{read / f.samplerate:.1f} s", f"{f.frames / f.samplerate:.1f} s"
+    amounts = f"{read / f.samplerate:.1f} s", f"{frames / f.samplerate:.1f} s"
     if amounts[0] == amounts[1]:  # a few samples short, as check_not_cut_short says it
-        amounts = f"{read:,} samples", f"{f.frames:,} samples"
+        amounts = f"{read:,} samples", f"{frames:,} samples"
     raise SateError(f"{name}: the stream is cut short: it held {amounts[0]} of the {amounts[1]} its header declares "
                     "(an interrupted copy or download?); copy it again")
+
+
+_BODY_SIZE = re.compile(r"^\s*BODY\s*:\s*(\d+)", re.MULTILINE)  # an 8SVX's audio bytes
+
+
+def _pipe_frames_declared(f: sf.SoundFile) -> int | None:
+    """The frames the header of a PCM AIFF, AU, W64, AVR, MPC2K or 8SVX read from a pipe declares, or None: another
+    format or encoding, no count in the log, or a size a streaming writer left unknown (SoX's AIFF to a pipe
+    declares 0x7F000000 bytes of frames)."""
+    width = _SAMPLE_BYTES.get(f.subtype)
+    if width is None:
+        return None
+    block, log = width * f.channels, f.extra_info or ""
+    frames: int | None = None
+    if f.format == "AU":
+        frames = f.frames
+    elif f.format in ("AIFF", "AVR", "MPC2K"):  # COMM's frames in an AIFF
+        found = _FRAMES_DECLARED.search(log)
+        frames = int(found.group(1)) if found else None
+    elif f.format in ("W64", "SVX"):  # a W64's data chunk counts its own 24-byte header
+        found = (_DATA_SIZE if f.format == "W64" else _BODY_SIZE).search(log)
+        frames = None if found is None else (int(found.group(1)) - W64_CHUNK_HEADER * (f.format == "W64")) // block
+    if frames is None or frames <= 0 or frames >= _UNKNOWN_FRAMES or _unknown_size(frames * block):
+        return None
+    return frames
 
 
 def _pipe_declared(f: sf.SoundFile) -> int | None:
@@ -728,6 +542,7 @@ def wav_info(path: str | Path) -> WavInfo:
     check_data_declared(path, info)
     check_nothing_behind_data(path, info)
     check_w64_data(str(path), info)
+    check_one_au(path, info)
     check_one_stream(path, info)  # prep and features read a joined Ogg or FLAC's first file alone (hand31n)
     if info.frames <= 0 or info.samplerate <= 0:
         raise SateError(f"{path}: holds no audio samples")
@@ -1180,37 +995,6 @@ def list_residue(name: str) -> Residue | None:
     return Residue(f"; {bare} is there: the name given {carries}{why}: {advice}", shell=False)
 
 
-# A name that begins with a URL's scheme: scheme:// (a drive letter, c:/, is no scheme of two letters), or one of
-# the usual schemes followed by :/ as a `Path` collapses it; `take1:/a.wav` (a folder `take1:`) is a missing file
-URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://|(?:https?|ftps?|sftp|file|s3|gs|az|abfs|hdfs|hf|ssh):/", re.IGNORECASE)
-PYTHON_DOWNLOAD = "urllib.request.urlretrieve(url, name), or curl -o NAME URL"  # the Python API's advice
-
-
-def url_refusal(name: str, download: str | None = None) -> str | None:
-    """Why ``name``, a URL, is no file to read, with what to give instead; None where it is no URL, or where a file or
-    folder of that name is there (a folder `https:`, `file:`: legal names on Linux, read as ever). ``download``: the
-    advice for http, https and ftp (the Python API's `PYTHON_DOWNLOAD`); by default a shell's `curl -o`, its name the
-    URL's own. The one check of every command and API that reads a user's audio: `sate segment https://host/a.wav`
-    and the others said "https:/host/a.wav: no such file", the name not as given (a `Path` collapses its //) and no
-    word that sate reads local files; only `SpeechTranslator` said so, with Python's advice to a shell user (thirty-
-    first hostile pass's review, hand32u)."""
-    if not URL.match(name) or os.path.lexists(name):
-        return None
-    scheme = name.split(":", 1)[0].lower()
-    if scheme == "file":
-        parts = urllib.parse.urlparse(name)  # file://a.wav: a.wav is the URL's host, its path empty (review32u)
-        path = urllib.request.url2pathname(parts.path if parts.netloc in ("", "localhost") else
-                                           parts.netloc + parts.path)
-        there = "" if os.path.lexists(path) else ", which is not there either"
-        return one_line(f"{name}: a file:// URL, not a file's path: give its path ({path}{there})")
-    if download is None:
-        base = urllib.parse.unquote(urllib.parse.urlparse(name).path.rstrip("/").rpartition("/")[2])
-        base = base if base not in ("", ".", "..") and not {"/", "\0"} & set(base) else "NAME"
-        download = f"curl -o {shell_word(base)} {shell_word(name)}"
-    how = f" ({download})" if scheme in ("http", "https", "ftp") else ""
-    return one_line(f"{name}: a URL, not a file: sate reads local files; download it first{how} and give the file")
-
-
 def audio_name(text: str) -> Path:
     """argparse's ``type=`` for an audio file a command reads (translate, segment, stream, analyze attention):
     `read_name`'s, a URL refused as it was typed (`url_refusal`), before any model loads; past argparse the name is a
@@ -1294,6 +1078,7 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         check_not_cut_short(path, source)
         check_data_declared(path, source)
         check_nothing_behind_data(path, source)
+        check_one_au(path, source)
         check_one_stream(path, source, quick=False)  # main searched here always: few reads miss some joins
     elif source.format not in PIPE_FORMATS:
         source.close()

@@ -15,12 +15,13 @@ import os
 import re
 from pathlib import Path
 
-from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples, url_refusal
+from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
 from sate.data.manifest import read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shell_word, shown
 from sate.files import few_paths, held_inside
 from sate.numbers import decimal
+from sate.targets import url_refusal
 
 Table = dict[str, tuple[int, str]]  # key -> (line number, the rest of the line)
 

@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from sate.data.audio import MAX_SECONDS, SPEED_RANGE, url_refusal
+from sate.data.audio import MAX_SECONDS, SPEED_RANGE
 from sate.errors import SateError, one_line, shell_word, shown
 from sate.files import (
     SNIFF,
@@ -40,6 +40,7 @@ from sate.files import (
 )
 from sate.layout import DEFAULT_SPLITS, OPTIONAL_SPLITS
 from sate.numbers import is_number
+from sate.targets import url_refusal
 
 TRAIN_SPLIT = "train"
 MANIFEST_KEYS = ("id", "audio", "offset", "duration", "n_frames", "speaker", "src", "src_norm", "tgt")
@@ -533,9 +534,12 @@ def read_manifest(path: str | Path) -> list[dict]:
             raise SateError(f"{path}:{lineno}: id {shown(row['id'])} is also the id of line {seen[row['id']]}; ids "
                             "must be unique")
         seen[row["id"]] = lineno
-        url = url_refusal(row["audio"])  # a pattern first: a file check per row made read_manifest 40% slower
-        if url is not None and not os.path.lexists(path.parent / row["audio"]):  # as written: joined to the
-            # manifest's folder, it was a file missing since prep (review32u); a file so named beside it reads
+        # a pattern first: a file check per row made read_manifest 40% slower. As written: joined to the manifest's
+        # folder, it was a file missing since prep (review32u); a file (or a folder its name begins with) so named
+        # beside it reads, and beside a linked manifest's target, which `_linked_audio` reads (it was "a URL":
+        # hand33l), wherever sate runs (review33l)
+        url = url_refusal(row["audio"], base=path.parent)
+        if url is not None and (target is None or url_refusal(row["audio"], base=target) is not None):
             raise SateError(f"{path}:{lineno}: {url}")
         if not os.path.isabs(row["audio"]) and target is None:
             row["audio"] = os.path.abspath(path.parent / row["audio"])

@@ -37,13 +37,11 @@ import torch
 from sate import layout
 from sate.data.audio import (
     MIN_SAMPLES,
-    PYTHON_DOWNLOAD,
     SAMPLE_RATE,
     audio_blocks,
     list_residue,
     num_frames,
     to_mono_16k,
-    url_refusal,
 )
 from sate.data.features import NUM_MEL_BINS, compute_fbank
 from sate.data.whisper_mel import beyond_window
@@ -75,6 +73,7 @@ from sate.decode.vad import (
 from sate.errors import SateError, first_few, one_line, out_of_memory, shown
 from sate.files import hub_model_folder
 from sate.numbers import bound_text
+from sate.targets import PYTHON_DOWNLOAD, url_refusal
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
     from sate.data.dataset import CMVN as Normalizer

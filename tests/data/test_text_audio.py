@@ -12,7 +12,6 @@ import soundfile as sf
 
 from sate.data.audio import (
     MIN_SAMPLES,
-    _flac_one_stream,
     audio_blocks,
     num_frames,
     perturbed_samples,
@@ -21,6 +20,7 @@ from sate.data.audio import (
     wav_info,
 )
 from sate.data.features import compute_fbank
+from sate.data.joined_streams import _flac_one_stream
 from sate.data.manifest import read_manifest, write_manifest
 from sate.data.text import normalize_source
 from sate.errors import SateError
@@ -244,6 +244,47 @@ def test_other_formats_cut_short_are_refused(tmp_path, fmt: str, suffix: str) ->
     with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: it holds 1\.0 s of the 3\.0 s its header "
                                         r"declares"):
         wav_info(cut)
+
+
+@pytest.mark.parametrize(("fmt", "subtype", "rate", "channels"), [
+    ("NIST", "PCM_16", 16000, 2), ("NIST", "ULAW", 16000, 1), ("AVR", "PCM_16", 16000, 1),
+    ("MPC2K", "PCM_16", 16000, 2), ("SVX", "PCM_16", 16000, 1), ("VOC", "PCM_16", 16000, 1), ("WVE", "ALAW", 8000, 1)])
+def test_the_other_formats_that_declare_a_length_cut_short_are_refused(tmp_path, fmt: str, subtype: str, rate: int,
+                                                                        channels: int) -> None:
+    """A NIST SPHERE (its sample_count), an AVR or an MPC2K (their frames), an 8SVX (its BODY), a VOC or a Psion WVE
+    cut to a third read as its first second, exit 0 (hand33l), where a WAV, W64, RF64, AIFF or AU is refused."""
+    whole = tmp_path / f"whole.{fmt.lower()}"
+    wave = (0.3 * np.sin(np.arange(3 * rate) / 9)).astype(np.float32)
+    sf.write(whole, np.stack([wave] * channels, 1), rate, format=fmt, subtype=subtype)
+    assert wav_info(whole).frames == 3 * rate
+    assert len(np.concatenate(list(audio_blocks(whole)))) == 3 * 16000
+    cut = tmp_path / f"cut.{fmt.lower()}"
+    data = whole.read_bytes()
+    cut.write_bytes(data[:len(data) // 3])
+    for read in (wav_info, audio_blocks):
+        with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: it holds 1\.0 s(, less than| of the "
+                                            r"3\.0 s) its header declares"):
+            read(cut)
+
+
+def test_two_au_files_joined_with_cat_are_refused(tmp_path: Path) -> None:
+    """`cat a.au b.au > talk.au` was read as a.au alone (its header declares its data's size), segmented and
+    translated as if whole, exit 0, where two WAVs joined so are refused (hand33l). A size left unknown
+    (0xFFFFFFFF, a streaming writer's) reads both, as before; one file alone reads."""
+    wave = (0.3 * np.sin(np.arange(16000) / 9)).astype(np.float32)
+    part = tmp_path / "a.au"
+    sf.write(part, wave, 16000, format="AU", subtype="PCM_16")
+    data = part.read_bytes()
+    joined = tmp_path / "talk.au"
+    joined.write_bytes(data + data)
+    for read in (wav_info, audio_blocks):
+        with pytest.raises(SateError, match=rf"^{joined}: another AU file begins at byte {len(data):,}, after the "
+                                            r"1\.0 s of audio its header declares \(files joined with cat\?\)"):
+            read(joined)
+    assert wav_info(part).frames == 16000
+    unknown = tmp_path / "unknown.au"
+    unknown.write_bytes(data[:8] + (0xFFFFFFFF).to_bytes(4, "big") + data[12:] + data)
+    assert wav_info(unknown).frames > 16000
 
 
 @pytest.mark.parametrize("subtype", ["GSM610", "G721_32"])
@@ -528,6 +569,9 @@ def test_a_manifest_row_naming_a_url_is_told_so(tmp_path: Path) -> None:
     (tmp_path / "https:" / "host").mkdir(parents=True)  # a local folder of the name, beside the manifest: a file
     sf.write(tmp_path / "https:" / "host" / "a.wav", np.zeros(16000, np.float32), 16000)
     assert read_manifest(tmp_path / "dev.jsonl")[0]["audio"] == str(tmp_path / "https:" / "host" / "a.wav")
+    (tmp_path / "b").mkdir()  # a manifest linked from another folder reads the file beside its target (it was "a
+    (tmp_path / "b" / "dev.jsonl").symlink_to("../dev.jsonl")  # URL", hand33l), as `_linked_audio` reads it
+    assert read_manifest(tmp_path / "b" / "dev.jsonl")[0]["audio"] == str(tmp_path / "https:" / "host" / "a.wav")
     with pytest.raises(SateError, match=r"^file://missing\.wav: a file:// URL, not a file's path: give its path "
                                         r"\(missing\.wav, which is not there either\)$"):
         wav_info("file://missing.wav")
@@ -610,3 +654,191 @@ def test_a_missing_file_in_a_folder_named_with_a_colon_is_no_url(tmp_path: Path,
         audio_blocks("take1:/a.wav")
     with pytest.raises(SateError, match=r"^s3:/b/a\.flac: a URL, not a file"):
         audio_blocks(Path("s3://b/a.flac"))
+    (tmp_path / "take1:").mkdir()  # there: `take1://x.wav` names a file in it, missing (it was "a URL": hand33l)
+    for read in (audio_blocks, wav_info):
+        with pytest.raises(SateError, match=r"^take1:/x\.wav: (no such file|audio file is missing)"):
+            read("take1://x.wav")
+
+
+@pytest.mark.slow
+def test_an_mp3_or_ogg_cut_short_is_refused_where_its_whole_pages_read(tmp_path: Path,
+                                                                       capfd: pytest.CaptureFixture[str]) -> None:
+    """An MP3 or an Ogg (Vorbis, Opus) cut short, as an interrupted download leaves one, was read as far as it goes
+    and translated as whole, exit 0, the MP3 under mpg123's raw "Warning: Xing stream size off by more than 1%"
+    (hand33l). Refused by every reader: the MP3 by its LAME header's byte count, before the decoder warns; the Ogg
+    where its last page runs past the end. The advice for the Ogg, followed, gives a file of whole pages that reads;
+    whole files, and an MP3 behind an ID3v2 tag, read as before."""
+    rng = np.random.default_rng(0)
+    wave = (0.1 * rng.standard_normal(3 * 16000)).astype(np.float32)
+    kinds = [("OGG", "VORBIS"), ("OGG", "OPUS")] + [("MP3", "MPEG_LAYER_III")] * ("MP3" in sf.available_formats())
+    for fmt, subtype in kinds:
+        whole = tmp_path / f"{subtype.lower()}.{fmt.lower()}"
+        sf.write(whole, wave, 16000, format=fmt, subtype=subtype)
+        frames = wav_info(whole).frames
+        data = whole.read_bytes()
+        if fmt == "MP3":  # a tag in front, which a writer may count or not (libsndfile reads no Ogg behind one)
+            tagged = tmp_path / f"tagged_{whole.name}"
+            tagged.write_bytes(b"ID3\x04\0\0\0\0\0\x14" + bytes(20) + data)
+            assert wav_info(tagged).frames == frames
+        cut = tmp_path / f"cut_{whole.name}"
+        cut.write_bytes(data[:len(data) * 6 // 10])
+        capfd.readouterr()
+        for read in (wav_info, audio_blocks):
+            with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: "):
+                read(cut)
+        assert "Warning" not in capfd.readouterr().err
+        assert len(np.concatenate(list(audio_blocks(whole)))) == len(wave)
+    with pytest.raises(SateError, match=r"read its whole pages alone: head -c (\d+) ") as said:
+        wav_info(tmp_path / "cut_opus.ogg")
+    pages = tmp_path / "cut_opus.whole.ogg"
+    at = int(str(said.value).split("head -c ")[1].split()[0])
+    pages.write_bytes((tmp_path / "cut_opus.ogg").read_bytes()[:at])
+    assert 0 < wav_info(pages).frames < len(wave) * 3  # Opus reads at 48 kHz
+
+
+def test_the_split_advice_of_a_redirected_standard_input_names_the_file(tmp_path: Path) -> None:
+    """`sate segment /dev/stdin < talk.ogg` of two Oggs joined was told to split /dev/stdin into /dev/stdin.1.ogg and
+    /dev/stdin.2.ogg, a folder no user writes into (hand33l): the advice names the file the input is redirected
+    from, as a file descriptor's /proc name shows it."""
+    tone = (0.3 * np.sin(np.arange(16000) / 9)).astype(np.float32)
+    part = tmp_path / "a.ogg"
+    sf.write(part, tone, 16000, format="OGG")
+    joined = tmp_path / "talk.ogg"
+    joined.write_bytes(part.read_bytes() * 2)
+    fd = os.open(joined, os.O_RDONLY)
+    try:
+        with pytest.raises(SateError, match=rf"split it there \(head -c {part.stat().st_size} {joined} > "
+                                            rf"{tmp_path}/talk\.1\.ogg;"):
+            wav_info(f"/proc/self/fd/{fd}")
+    finally:
+        os.close(fd)
+
+
+def _id3v2(size: int) -> bytes:
+    """An ID3v2.4 tag of ``size`` bytes of zeros behind its header (cover art, as a podcast's)."""
+    return b"ID3\x04\0\0" + bytes((size >> 7 * (3 - n)) & 0x7F for n in range(4)) + bytes(size)
+
+
+@pytest.mark.skipif("MP3" not in sf.available_formats(), reason="libsndfile without MP3")
+def test_an_mp3_cut_short_behind_a_tag_larger_than_its_cut_is_refused(tmp_path: Path,
+                                                                       capfd: pytest.CaptureFixture[str]) -> None:
+    """An MP3 behind a 100 KB ID3v2 tag (cover art) cut to 60% was read as far as it went, exit 0, under mpg123's raw
+    "Xing stream size off" warning: the whole file, tag included, was held against the LAME header's byte count,
+    and a cut smaller than the tag passed (review33l). The whole file reads, whether or not its writer counted the
+    tag in the header's count."""
+    wave = (0.1 * np.random.default_rng(0).standard_normal(3 * 16000)).astype(np.float32)
+    plain = tmp_path / "a.mp3"
+    sf.write(plain, wave, 16000, format="MP3")
+    data, tag = plain.read_bytes(), _id3v2(100_000)
+    cut = tmp_path / "art_cut.mp3"
+    cut.write_bytes(tag + data[:len(data) * 6 // 10])
+    capfd.readouterr()
+    for read in (wav_info, audio_blocks):
+        with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: it holds {len(data) * 6 // 10:,} bytes "
+                                            r"of the [\d,]+ its MP3 header"):
+            read(cut)
+    assert "Warning" not in capfd.readouterr().err
+    whole = tmp_path / "art.mp3"
+    whole.write_bytes(tag + data)
+    assert wav_info(whole).frames == wav_info(plain).frames
+    k = next(k for k in range(13, 40) if data[k:k + 4] in (b"Xing", b"Info")) + 8  # the count, where flag 1 is off
+    flags = int.from_bytes(data[k - 4:k], "big")
+    k += 4 * (flags & 1)
+    counted = tmp_path / "counted.mp3"  # a writer that counted the tag in front
+    count = int.from_bytes(data[k:k + 4], "big") + len(tag)
+    counted.write_bytes(tag + data[:k] + count.to_bytes(4, "big") + data[k + 4:])
+    assert wav_info(counted).frames == wav_info(plain).frames
+
+
+def test_an_ogg_cut_inside_its_headers_gets_no_whole_pages_advice(tmp_path: Path) -> None:
+    """A Vorbis file cut before its first audio page ends was told to read its whole pages alone (`head -c N`),
+    which, followed, gave a file that "holds no audio samples" (review33l): it is told to copy it again alone. Cut
+    inside the next page, the advice stands and, followed, reads. (An Opus cut so is libsndfile's "malformed".)"""
+    whole = tmp_path / "a.ogg"
+    sf.write(whole, (0.1 * np.random.default_rng(0).standard_normal(3 * 16000)).astype(np.float32), 16000,
+             format="OGG", subtype="VORBIS")
+    data, at, starts = whole.read_bytes(), 0, []
+    while at < len(data):  # each page's byte and granule position
+        starts.append((at, int.from_bytes(data[at + 6:at + 14], "little", signed=True)))
+        at += 27 + data[at + 26] + sum(data[at + 27:at + 27 + data[at + 26]])
+    first = next(n for n, (_, granule) in enumerate(starts) if granule > 0)  # the first page that ends audio
+    cut = tmp_path / "cut.ogg"
+    cut.write_bytes(data[:starts[first][0] + 100])
+    with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: its last Ogg page, at byte "
+                                        rf"{starts[first][0]:,}, runs past its end \(an interrupted copy or "
+                                        r"download\?\), and the pages before it hold no audio; copy it again$"):
+        wav_info(cut)
+    cut.write_bytes(data[:starts[first + 1][0] + 100])
+    with pytest.raises(SateError, match=rf"head -c {starts[first + 1][0]} "):
+        wav_info(cut)
+    pages = tmp_path / "pages.ogg"
+    pages.write_bytes(data[:starts[first + 1][0]])
+    assert wav_info(pages).frames > 0
+
+
+@pytest.mark.parametrize("fmt", ["AVR", "MPC2K", "NIST"])
+def test_a_file_a_few_bytes_short_says_how_many_samples_it_holds(tmp_path: Path, fmt: str) -> None:
+    """An AVR, MPC2K or NIST SPHERE file missing its last 100 bytes was "it holds 1.0 s of the 1.0 s its header
+    declares", which told nothing (review33l): the samples are counted, as a WAV's bytes are."""
+    whole = tmp_path / f"a.{fmt.lower()}"
+    sf.write(whole, (0.3 * np.sin(np.arange(16000) / 9)).astype(np.float32), 16000, format=fmt, subtype="PCM_16")
+    short = tmp_path / f"short.{fmt.lower()}"
+    short.write_bytes(whole.read_bytes()[:-100])
+    with pytest.raises(SateError, match=rf"^{short}: the file is cut short: it holds 15,950 samples of the 16,000 "
+                                        r"samples its header declares \(an interrupted copy or download\?\)"):
+        wav_info(short)
+
+
+def test_a_manifest_rows_url_check_does_not_depend_on_the_current_folder(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a manifest row's `take1://x.wav` names a file in a folder `take1:` was asked of the current folder,
+    not the manifest's: `read_manifest` said "a URL" from one folder and took the row from another, and a folder
+    `https:` where sate ran took every manifest's https:// rows as files (review33l). The manifest's folder is asked,
+    as its relative paths are read from it."""
+    folder = tmp_path / "man" / "d"
+    (folder / "take1:").mkdir(parents=True)
+    row = {"id": "a_0", "audio": "take1://x.wav", "offset": 0.0, "duration": 1.0, "n_frames": 98,
+           "speaker": "s", "src": "hi", "src_norm": "hi", "tgt": "hallo"}
+    write_manifest(folder / "dev.jsonl", [row])
+    write_manifest(tmp_path / "web.jsonl", [{**row, "audio": "https://host/a.wav"}])
+    for here in (tmp_path / "man", folder):
+        monkeypatch.chdir(here)
+        assert read_manifest(folder / "dev.jsonl")[0]["audio"] == str(folder / "take1:" / "x.wav")
+    (folder / "https:").mkdir()
+    with pytest.raises(SateError, match=rf"^{tmp_path}/web\.jsonl:1: https://host/a\.wav: a URL, not a file"):
+        read_manifest(tmp_path / "web.jsonl")
+
+
+def test_an_ogg_with_a_byte_or_three_behind_its_last_page_reads(tmp_path: Path) -> None:
+    """An Ogg whose trailing bytes were "O", "Og" or "Ogg" was refused as cut short, its last page said to run past
+    its end (review33l): only a whole "OggS" mark begins a page; a page cut inside its header is still refused."""
+    whole = tmp_path / "a.ogg"
+    sf.write(whole, (0.3 * np.sin(np.arange(16000) / 9)).astype(np.float32), 16000, format="OGG")
+    data = whole.read_bytes()
+    for tail in (b"O", b"Og", b"Ogg"):
+        odd = tmp_path / f"{tail.decode()}.ogg"
+        odd.write_bytes(data + tail)
+        assert wav_info(odd).frames == 16000
+    cut = tmp_path / "cut.ogg"
+    cut.write_bytes(data + data[:20])  # a page's header cut short (behind whole pages: read as one stream)
+    with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: its last Ogg page, at byte {len(data):,}"):
+        wav_info(cut)
+
+
+def test_the_advice_for_a_redirected_input_from_a_deleted_file_names_no_deleted_name(tmp_path: Path) -> None:
+    """A standard input redirected from a cut Ogg since deleted (`exec 3<gone.ogg; rm gone.ogg; sate segment
+    /dev/stdin <&3`) was told `head -c N '.../gone.ogg (deleted)' > .../gone.whole.ogg`, which names no file
+    (review33l): the input's own name is read, and the whole pages written in the current folder, not in /proc."""
+    whole = tmp_path / "a.ogg"
+    sf.write(whole, (0.1 * np.random.default_rng(0).standard_normal(3 * 16000)).astype(np.float32), 16000,
+             format="OGG", subtype="VORBIS")
+    gone = tmp_path / "gone.ogg"
+    gone.write_bytes(whole.read_bytes()[:len(whole.read_bytes()) * 6 // 10])
+    fd = os.open(gone, os.O_RDONLY)
+    try:
+        gone.unlink()
+        with pytest.raises(SateError, match=rf"read its whole pages alone: head -c \d+ /proc/self/fd/{fd} > "
+                                            rf"{fd}\.whole\.ogg\)$"):
+            wav_info(f"/proc/self/fd/{fd}")
+    finally:
+        os.close(fd)

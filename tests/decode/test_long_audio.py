@@ -296,6 +296,38 @@ def test_a_pipe_cut_short_or_of_flac_is_named(tmp_path: Path, capsys: pytest.Cap
     writer.join(timeout=30)
 
 
+@pytest.mark.parametrize(("fmt", "channels"), [("AIFF", 2), ("AU", 1), ("W64", 1), ("AVR", 1), ("MPC2K", 2),
+                                               ("SVX", 1)])
+def test_a_pipe_of_another_format_cut_short_is_named(tmp_path: Path, fmt: str, channels: int) -> None:
+    """An AIFF, AU, W64, AVR, MPC2K or 8SVX cut short and piped in (`head -c ... talk.aiff | sate segment /dev/stdin`)
+    was read as far as it went, exit 0, where a WAV is refused at the pipe's end and each by name (hand33l). Whole,
+    and with the sizes SoX leaves unknown in a pipe (an AU's 0xFFFFFFFF, an AIFF's 0x7F000000 bytes of frames), they
+    read as before."""
+    path = tmp_path / f"talk.{fmt.lower()}"
+    wave = (0.3 * np.sin(np.arange(3 * SAMPLE_RATE) / 9)).astype(np.float32)
+    sf.write(path, np.stack([wave] * channels, 1), SAMPLE_RATE, format=fmt, subtype="PCM_16")
+    data = path.read_bytes()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    unknown = []
+    if fmt == "AU":  # its data size, at byte 8
+        unknown = [data[:8] + (0xFFFFFFFF).to_bytes(4, "big") + data[12:]]
+    elif fmt == "AIFF":  # COMM's frames (byte 22 of the chunk) and the SSND's size, as SoX writes them to a pipe
+        comm, ssnd = data.find(b"COMM"), data.find(b"SSND")
+        frames = (0x7F000000 // (2 * channels)).to_bytes(4, "big")
+        unknown = [data[:comm + 10] + frames + data[comm + 14:ssnd + 4] + (0x7F000000 // (2 * channels) * 2 * channels
+                                                                        + 8).to_bytes(4, "big") + data[ssnd + 8:]]
+    for fed in [data, *unknown]:
+        writer = feed(fifo, fed)
+        assert len(np.concatenate(list(audio_blocks(fifo)))) == 3 * SAMPLE_RATE
+        writer.join(timeout=30)
+    writer = feed(fifo, data[:len(data) // 3])
+    with pytest.raises(SateError, match=rf"^{fifo}: the stream is cut short: it held 1\.0 s of the 3\.0 s its header "
+                                        r"declares \(an interrupted copy or download\?\); copy it again$"):
+        list(audio_blocks(fifo))
+    writer.join(timeout=30)
+
+
 def test_what_follows_a_piped_wav_is_named_as_in_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Two WAVs joined with cat, or a WAV whose header declares less than a second of what follows, are refused by
