@@ -403,6 +403,17 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
         which = ", ".join(f"{c['path'].name} (run {c['sate'].get('run_id') or 'unknown'})" for c in ckpts)
         raise SateError(f"{ckpt_dir}: the checkpoints to average come from different training runs: {which}; "
                         f"average checkpoints of one run")
+    last = _last_header(ckpt_dir)
+    ours = last.get("run_id")
+    if isinstance(ours, str) and ours and runs != {ours} and not any(c["path"].name == layout.LAST_CHECKPOINT
+                                                                     for c in ckpts):
+        # a checkpoint copied (or linked) in from another experiment, the newest epoch there: `--last 1` (or `--best
+        # 1`) averaged it alone, exit 0, where two of them with one of this run's were refused (33rd hostile pass)
+        taken = [c["path"].name for c in ckpts]
+        raise SateError(f"{ckpt_dir}: {first_few(taken)} {'is' if len(taken) == 1 else 'are'} of run "
+                        f"{runs.pop()}, and its {layout.LAST_CHECKPOINT} of run {ours}, the run that trains in this "
+                        f"experiment (copied in from another?): move {'it' if len(taken) == 1 else 'them'} out of the "
+                        "checkpoint folder, or average in the experiment it came from")
     for ckpt in ckpts:
         meta = ckpt["sate"]
         # an ASR run resumed after the target vocabulary changed: a list its model never read (`token_sides`)
@@ -420,6 +431,14 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
     return [c["path"] for c in ckpts]
 
 
+def _last_header(ckpt_dir: Path) -> dict:
+    """The `sate` header of the run's last.ckpt in ``ckpt_dir``, or {} where there is none or it does not read."""
+    try:
+        return _header(ckpt_dir / layout.LAST_CHECKPOINT)["sate"]
+    except (SateError, OSError):
+        return {}
+
+
 def _record(ckpt_dir: Path, ckpts: list[dict]) -> dict[str, object]:
     """What an average took, for the model file: the run, its epochs, and the update the run had reached (its
     last.ckpt's, else the newest taken). `sate pack` compares it with last.ckpt: after a resume trained on, the older
@@ -427,10 +446,7 @@ def _record(ckpt_dir: Path, ckpts: list[dict]) -> dict[str, object]:
     steps = [c["sate"].get("step") for c in ckpts]
     reached = max((s for s in steps if is_int64(s)), default=None)
     run_id = ckpts[-1]["sate"].get("run_id")
-    try:
-        last = _header(ckpt_dir / layout.LAST_CHECKPOINT)["sate"]
-    except (SateError, OSError):  # none, or damaged: the run's newest is then the newest taken
-        last = {}
+    last = _last_header(ckpt_dir)  # none, or damaged: the run's newest is then the newest taken
     if last.get("run_id") == run_id and is_int64(last.get("step")):
         reached = max(int(last["step"]), reached or 0)
     return {"run_id": run_id, "epochs": [int(c["sate"]["epoch"]) for c in ckpts], "step": reached}

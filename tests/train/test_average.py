@@ -630,3 +630,30 @@ def test_the_model_file_records_the_update_its_run_had_reached(tmp_path: Path) -
     assert _record(tmp_path, chosen) == {"run_id": "r1", "epochs": [2, 3], "step": 35}
     header(tmp_path / "last.ckpt", epoch=3, step=99, run_id="other")
     assert _record(tmp_path, chosen)["step"] == 30
+
+
+@pytest.mark.slow  # five averages of header-only checkpoints: 1.1 s
+def test_a_checkpoint_of_another_run_than_last_ckpt_is_not_averaged_alone(tmp_path: Path) -> None:
+    """A checkpoint copied (or linked) in from another experiment, the newest epoch of the folder: `--last 1` averaged
+    it alone, exit 0, and so did `--best 1` where it scored best, where two with one of this run's were refused (33rd
+    hostile pass). The run is last.ckpt's; a last.ckpt that does not read cannot tell."""
+    ckpts, out = tmp_path / "exp" / "checkpoints", tmp_path / "model.pt"
+    ckpts.mkdir(parents=True)
+    for epoch in (0, 1):
+        header(ckpts / f"epoch{epoch:03d}.ckpt", epoch=epoch, step=epoch + 1, run_id="r1",
+               metrics={"valid/loss": 5.0 - epoch})
+    header(ckpts / "last.ckpt", epoch=1, step=2, run_id="r1")
+    (tmp_path / "store").mkdir()
+    header(tmp_path / "store" / "foreign.ckpt", epoch=2, step=3, run_id="r2", metrics={"valid/loss": 1.0})
+    (ckpts / "epoch002.ckpt").symlink_to(tmp_path / "store" / "foreign.ckpt")
+    for last, best in ((1, None), (None, 1)):
+        with pytest.raises(SateError) as err:
+            average(ckpts, out, last=last, best=best)
+        assert str(err.value) == (f"{ckpts}: epoch002.ckpt is of run r2, and its last.ckpt of run r1, the run that "
+                                  "trains in this experiment (copied in from another?): move it out of the checkpoint "
+                                  "folder, or average in the experiment it came from")
+    with pytest.raises(SateError, match="come from different training runs"):
+        average(ckpts, out, last=2)
+    (ckpts / "last.ckpt").write_bytes(b"damaged")  # no run to tell by: the weights are read (and here fail)
+    with pytest.raises(SateError, match="does not fit the model"):
+        average(ckpts, out, last=1)
