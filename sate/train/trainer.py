@@ -690,6 +690,8 @@ def _remove_unused(exp: Path, made: Path | None) -> None:
             break
 
 
+# Lightning's warning at a resume whose checkpoint holds a callback's state the run has no callback for
+MISSING_CALLBACKS = r"Be aware that when using `ckpt_path`, callbacks used to create the checkpoint need to be provided"
 _SIGTERM_SAID = re.compile(r"(\[rank: [0-9]+\] )?(Received|Bypassing) SIGTERM: [0-9]+")  # Lightning's, at a kill
 
 
@@ -942,7 +944,12 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         # budget_notes: the data module says them, once it knows the updates an epoch (SateDataModule)
     try:
         try:
-            with handlers_kept([signal.SIGINT]):  # Lightning's Ctrl-C ignored at an interrupt, not left so after
+            with handlers_kept([signal.SIGINT]), warnings.catch_warnings():  # Lightning's Ctrl-C ignored at an
+                # interrupt, not left so after. A resume with trainer.patience 0, or another monitor_mode, leaves a
+                # state of the checkpoint without its callback: Lightning's "Please add the following callbacks:
+                # [EarlyStopping{...}]" was advice no sate user can follow, below sate's "resuming with
+                # trainer.patience changed" (33rd hostile pass)
+                warnings.filterwarnings("ignore", message=MISSING_CALLBACKS)
                 trainer.fit(module, datamodule=datamodule, ckpt_path=point.path, weights_only=True)
         except BaseException:
             _end_started_processes(trainer)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -101,10 +102,14 @@ def test_a_resume_of_a_run_a_nan_monitor_ended_ends_at_once(prepared_data: Path,
             "valid/loss was NaN or infinite at its validation, which ends a run whatever its patience; "
             "trainer.patience 0 (off) trains on; nothing to train, nothing changed\n")
         assert _files(exp) == before
-    train(load_training_config(path, ["trainer.patience=0"]), exp)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        train(load_training_config(path, ["trainer.patience=0"]), exp)
     assert "note: early stopping ended this run at epoch 1 (counted from 0); trainer.patience is now 0 (off): it " \
         "trains on up to its budget\n" in capsys.readouterr().out
     assert _epoch(exp) == 3
+    # Lightning's "Please add the following callbacks: [EarlyStopping...]", advice no sate user can follow, is not said
+    assert not [w for w in seen if "callbacks used to create the checkpoint" in str(w.message)]
 
 
 @pytest.mark.slow  # trains a tiny model
