@@ -411,9 +411,9 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
         # 1`) averaged it alone, exit 0, where two of them with one of this run's were refused (33rd hostile pass)
         taken = [c["path"].name for c in ckpts]
         raise SateError(f"{ckpt_dir}: {first_few(taken)} {'is' if len(taken) == 1 else 'are'} of run "
-                        f"{runs.pop()}, and its {layout.LAST_CHECKPOINT} of run {ours}, the run that trains in this "
-                        f"experiment (copied in from another?): move {'it' if len(taken) == 1 else 'them'} out of the "
-                        "checkpoint folder, or average in the experiment it came from")
+                        f"{runs.pop()}, and {layout.LAST_CHECKPOINT} beside {'it' if len(taken) == 1 else 'them'} of "
+                        f"run {ours}: checkpoints of two experiments (one copied or linked in?); move those of the "
+                        "other out of the checkpoint folder")
     for ckpt in ckpts:
         meta = ckpt["sate"]
         # an ASR run resumed after the target vocabulary changed: a list its model never read (`token_sides`)

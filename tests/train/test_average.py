@@ -649,9 +649,9 @@ def test_a_checkpoint_of_another_run_than_last_ckpt_is_not_averaged_alone(tmp_pa
     for last, best in ((1, None), (None, 1)):
         with pytest.raises(SateError) as err:
             average(ckpts, out, last=last, best=best)
-        assert str(err.value) == (f"{ckpts}: epoch002.ckpt is of run r2, and its last.ckpt of run r1, the run that "
-                                  "trains in this experiment (copied in from another?): move it out of the checkpoint "
-                                  "folder, or average in the experiment it came from")
+        assert str(err.value) == (f"{ckpts}: epoch002.ckpt is of run r2, and last.ckpt beside it of run r1: "
+                                  "checkpoints of two experiments (one copied or linked in?); move those of the other "
+                                  "out of the checkpoint folder")
     with pytest.raises(SateError, match="come from different training runs"):
         average(ckpts, out, last=2)
     (ckpts / "last.ckpt").write_bytes(b"damaged")  # no run to tell by: the weights are read (and here fail)
