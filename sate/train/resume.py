@@ -479,8 +479,9 @@ def finished(point: ResumePoint, trainer: Any) -> str | None:
     spent = timer.get("time_elapsed", {}).get("train") if isinstance(timer, dict) and isinstance(
         timer.get("time_elapsed"), dict) else None
     if trainer.max_minutes is not None and isinstance(spent, (int, float)) and spent >= trainer.max_minutes * 60:
-        return (f"the run has spent its trainer.max_minutes {trainer.max_minutes:g} minutes of training time; raise "
-                "it to train on")
+        # how much it spent, said: "raise it" alone, followed from 1 to 2 by a run that had spent 5, said the same
+        return (f"the run has spent its trainer.max_minutes {trainer.max_minutes:g} minutes of training time ("
+                f"{spent / 60:.4g} in all); raise it above that to train on")
     return None
 
 

@@ -203,7 +203,12 @@ def test_a_stop_that_training_went_on_from_is_not_taken_for_the_end() -> None:
     assert finished(_point(STOPPED), _trainer(max_minutes=2)).startswith("early stopping ended")
     spent = {"Timer": {"time_elapsed": {"train": 61.0}}}
     assert finished(_point(callbacks=spent), _trainer(max_minutes=1)) == (
-        "the run has spent its trainer.max_minutes 1 minutes of training time; raise it to train on")
+        "the run has spent its trainer.max_minutes 1 minutes of training time (1.017 in all); raise it above that to "
+        "train on")
+    # a budget lowered below what the run spent: raised as "raise it" said, from 1 to 2, it said the same again
+    spent = {"Timer": {"time_elapsed": {"train": 300.0}}}
+    assert finished(_point(callbacks=spent), _trainer(max_minutes=2)).endswith(
+        "(5 in all); raise it above that to train on")
 
 
 def _finished_run(exp: Path, data: Path, **header: object) -> Path:
