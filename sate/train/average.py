@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from sate import layout
 from sate.errors import SateError, first_few, one_line, shown
-from sate.files import few_paths, held_inside, not_a_directory, read_checkpoint
+from sate.files import UnsafeCheckpoint, few_paths, held_inside, not_a_directory, read_checkpoint
 from sate.numbers import is_int64, is_number, whole_number
 from sate.targets import check_named_kind, check_output, check_same_experiment, file_name, read_name
 
@@ -116,8 +116,14 @@ def _headers(ckpt_dir: Path, tries: int = 5) -> list[dict]:
         for path in find_checkpoints(ckpt_dir):
             try:
                 ckpt = _header(path)
-            except (SateError, OSError):  # an OSError too: removed after torch read it, before its checksums were
-                # (twenty-first hostile pass: "epoch001.ckpt: No such file or directory", status 1)
+            except (SateError, OSError) as err:  # an OSError too: removed after torch read it, before its checksums
+                # were (twenty-first hostile pass: "epoch001.ckpt: No such file or directory", status 1)
+                if (path.exists() or path.is_symlink()) and isinstance(err, SateError) and not isinstance(
+                        err, UnsafeCheckpoint):
+                    # every file is read to choose: a damaged epoch000.ckpt stopped `--last 1`, which would not take
+                    # it, with no way on ("was a copy or a save interrupted?"; 33rd hostile pass)
+                    raise SateError(f"{err}; move it out of {one_line(str(ckpt_dir))} to average the other "
+                                    "checkpoints") from None
                 if path.exists() or path.is_symlink():
                     raise
                 break  # removed since the listing

@@ -657,3 +657,17 @@ def test_a_checkpoint_of_another_run_than_last_ckpt_is_not_averaged_alone(tmp_pa
     (ckpts / "last.ckpt").write_bytes(b"damaged")  # no run to tell by: the weights are read (and here fail)
     with pytest.raises(SateError, match="does not fit the model"):
         average(ckpts, out, last=1)
+
+
+def test_a_damaged_checkpoint_names_the_way_on(tmp_path: Path) -> None:
+    """Every checkpoint is read to choose: a damaged epoch000.ckpt stopped `--last 1`, which would not take it, with
+    "was a copy or a save interrupted?" and no way on (33rd hostile pass); followed, the advice averages the others."""
+    for epoch in (0, 1):
+        header(tmp_path / f"epoch{epoch:03d}.ckpt", epoch=epoch)
+    (tmp_path / "epoch000.ckpt").write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(SateError) as err:
+        select(tmp_path, 1, None, None)
+    assert str(err.value).startswith(f"{tmp_path / 'epoch000.ckpt'}: the file is damaged")
+    assert str(err.value).endswith(f"; move it out of {tmp_path} to average the other checkpoints")
+    (tmp_path / "epoch000.ckpt").rename(tmp_path.parent / f"{tmp_path.name}-epoch000.ckpt")
+    assert [c["path"].name for c in select(tmp_path, 1, None, None)] == ["epoch001.ckpt"]
