@@ -692,6 +692,7 @@ def _remove_unused(exp: Path, made: Path | None) -> None:
 
 # Lightning's warning at a resume whose checkpoint holds a callback's state the run has no callback for
 MISSING_CALLBACKS = r"Be aware that when using `ckpt_path`, callbacks used to create the checkpoint need to be provided"
+NOT_EMPTY = r"(?s)Checkpoint directory .* exists and is not empty"  # Lightning's, where the run writes checkpoints
 _SIGTERM_SAID = re.compile(r"(\[rank: [0-9]+\] )?(Received|Bypassing) SIGTERM: [0-9]+")  # Lightning's, at a kill
 
 
@@ -950,6 +951,9 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
                 # [EarlyStopping{...}]" was advice no sate user can follow, below sate's "resuming with
                 # trainer.patience changed" (33rd hostile pass)
                 warnings.filterwarnings("ignore", message=MISSING_CALLBACKS)
+                if point.path is not None:  # its own checkpoints are in the folder: "Checkpoint directory
+                    # EXP/checkpoints exists and is not empty" came at every resume, as if something were wrong (33rd)
+                    warnings.filterwarnings("ignore", message=NOT_EMPTY)
                 trainer.fit(module, datamodule=datamodule, ckpt_path=point.path, weights_only=True)
         except BaseException:
             _end_started_processes(trainer)
