@@ -411,10 +411,12 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
                         f"average checkpoints of one run")
     last = _last_header(ckpt_dir)
     ours = last.get("run_id")
-    if isinstance(ours, str) and ours and runs != {ours} and not any(c["path"].name == layout.LAST_CHECKPOINT
-                                                                     for c in ckpts):
+    if isinstance(ours, str) and ours and runs not in ({ours}, {"unknown"}) and not any(
+            c["path"].name == layout.LAST_CHECKPOINT for c in ckpts):
         # a checkpoint copied (or linked) in from another experiment, the newest epoch there: `--last 1` (or `--best
-        # 1`) averaged it alone, exit 0, where two of them with one of this run's were refused (33rd hostile pass)
+        # 1`) averaged it alone, exit 0, where two of them with one of this run's were refused (33rd hostile pass).
+        # Checkpoints of no run id are an older sate's, of this run before a resume gave it an id (`ResumePoint`):
+        # its best epochs were blamed as copied in (review33c)
         taken = [c["path"].name for c in ckpts]
         raise SateError(f"{ckpt_dir}: {first_few(taken)} {'is' if len(taken) == 1 else 'are'} of run "
                         f"{runs.pop()}, and {layout.LAST_CHECKPOINT} beside {'it' if len(taken) == 1 else 'them'} of "

@@ -654,6 +654,15 @@ def test_a_checkpoint_of_another_run_than_last_ckpt_is_not_averaged_alone(tmp_pa
                                   "out of the checkpoint folder")
     with pytest.raises(SateError, match="come from different training runs"):
         average(ckpts, out, last=2)
+    # an older sate's run (its checkpoints of no run id), resumed by this one (an id from then on): its own best epoch
+    # was blamed as copied in (review33c); it is read (and here fails at the weights)
+    (ckpts / "epoch002.ckpt").unlink()
+    for epoch in (0, 1):
+        header(ckpts / f"epoch{epoch:03d}.ckpt", epoch=epoch, step=epoch + 1, metrics={"valid/loss": 2.0 - epoch})
+    header(ckpts / "epoch002.ckpt", epoch=2, step=3, run_id="r1", metrics={"valid/loss": 3.0})
+    header(ckpts / "last.ckpt", epoch=2, step=3, run_id="r1")
+    with pytest.raises(SateError, match="does not fit the model"):
+        average(ckpts, out, best=1)
     (ckpts / "last.ckpt").write_bytes(b"damaged")  # no run to tell by: the weights are read (and here fail)
     with pytest.raises(SateError, match="does not fit the model"):
         average(ckpts, out, last=1)
