@@ -690,8 +690,6 @@ def _remove_unused(exp: Path, made: Path | None) -> None:
             break
 
 
-# Lightning's warning at a resume whose checkpoint holds a callback's state the run has no callback for
-MISSING_CALLBACKS = r"Be aware that when using `ckpt_path`, callbacks used to create the checkpoint need to be provided"
 NOT_EMPTY = r"(?s)Checkpoint directory .* exists and is not empty"  # Lightning's, where the run writes checkpoints
 _SIGTERM_SAID = re.compile(r"(\[rank: [0-9]+\] )?(Received|Bypassing) SIGTERM: [0-9]+")  # Lightning's, at a kill
 
@@ -946,11 +944,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     try:
         try:
             with handlers_kept([signal.SIGINT]), warnings.catch_warnings():  # Lightning's Ctrl-C ignored at an
-                # interrupt, not left so after. A resume with trainer.patience 0, or another monitor_mode, leaves a
-                # state of the checkpoint without its callback: Lightning's "Please add the following callbacks:
-                # [EarlyStopping{...}]" was advice no sate user can follow, below sate's "resuming with
-                # trainer.patience changed" (33rd hostile pass)
-                warnings.filterwarnings("ignore", message=MISSING_CALLBACKS)
+                # interrupt, not left so after
                 if point.path is not None:  # its own checkpoints are in the folder: "Checkpoint directory
                     # EXP/checkpoints exists and is not empty" came at every resume, as if something were wrong (33rd)
                     warnings.filterwarnings("ignore", message=NOT_EMPTY)
