@@ -745,7 +745,13 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.data.cmvn_record import cmvn_record
     from sate.data.sampler import OtherItems  # heavy: numpy and torch
     from sate.data.vocab import load_vocabularies, made_from_another_train
-    from sate.train.checkpoint_io import AtomicCheckpointIO, ConfiguredPatience, MidEpochCheckpoint, MovableCheckpoint
+    from sate.train.checkpoint_io import (
+        AtomicCheckpointIO,
+        ConfiguredPatience,
+        MidEpochCheckpoint,
+        MovableCheckpoint,
+        resume_epoch_ends,
+    )
     from sate.train.data import plan_batch
     from sate.train.datamodule import SateDataModule, check_mt_text
     from sate.train.frozen_cache import check_teacher_cache
@@ -926,6 +932,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         log_every_n_steps=tconf.log_every_n_steps, num_sanity_val_steps=0, enable_model_summary=False,
         default_root_dir=exp,
     )
+    resume_epoch_ends(trainer)  # with max_steps, Lightning's resume of an epoch's end trained nothing (review33c)
     connector = trainer._signal_connector  # a SIGTERM ignored where sate train was started stays so in the fit
     connector.register_signal_handlers = ignored_kept(connector.register_signal_handlers, [signal.SIGTERM])
     if trainer.is_global_zero:
