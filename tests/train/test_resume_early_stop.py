@@ -108,7 +108,7 @@ def test_a_resume_of_a_run_a_nan_monitor_ended_ends_at_once(prepared_data: Path,
     assert "note: early stopping ended this run at epoch 1 (counted from 0); trainer.patience is now 0 (off): it " \
         "trains on up to its budget\n" in capsys.readouterr().out
     assert _epoch(exp) == 3
-    # Lightning's "Checkpoint directory EXP/checkpoints exists and is not empty" of the run's own checkpoints is not said
+    # Lightning's "Checkpoint directory EXP/checkpoints exists and is not empty" of the run's own checkpoints: unsaid
     assert not [w for w in seen if "exists and is not empty" in str(w.message)]
 
 
