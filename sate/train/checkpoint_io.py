@@ -32,7 +32,15 @@ class _EpochEndResumingFitLoop(_FitLoop):
     Lightning takes every run of `max_steps` as restarting inside an epoch (`_FitLoop.restarting`): from an epoch's
     end it ran an empty epoch, counted it as trained, and ended on "`max_epochs` reached" with nothing trained, exit 0;
     the count went into the checkpoints it wrote, so every later resume trained nothing too (review33c). Here a
-    finished epoch is never restarted, as without `max_steps`; a checkpoint inside an epoch restarts there as before."""
+    finished epoch is never restarted, as without `max_steps`; a checkpoint inside an epoch restarts there as before.
+    The count of such an empty epoch, in checkpoints written by an earlier sate, is taken back."""
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str) -> None:
+        super()._load_from_state_dict(state_dict, prefix)
+        for count in (self.epoch_progress.current, self.epoch_progress.total):
+            # an epoch counted as processed that never started: the empty epoch of Lightning's rule, in checkpoints an
+            # earlier sate wrote at such a resume, which then trained nothing at every resume (review33c)
+            count.processed = min(count.processed, count.started)
 
     @property
     def restarting(self) -> bool:

@@ -778,12 +778,14 @@ def test_a_run_a_budget_ended_inside_an_epoch_goes_on_there_when_the_budget_is_r
 
 
 @pytest.mark.slow  # trains a tiny model
+@pytest.mark.parametrize("counted", [False, True])
 def test_a_run_max_steps_ended_at_an_epoch_end_trains_on_when_the_budget_is_raised(
-        tmp_path: Path, make_config: MakeConfig, prepared_data: Path) -> None:
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path, counted: bool) -> None:
     """trainer.max_steps ending a run at an epoch's end, resumed as told ("raise it to train on"): Lightning took any
     run of max_steps as restarting inside an epoch, ran an empty one, counted it as trained, ended on "`max_epochs=3`
     reached" having trained nothing, exit 0, and wrote that count into last.ckpt, so that every later resume trained
-    nothing too (review33c). It trains on now, as the same resume of a run max_epochs ended does."""
+    nothing too (review33c). It trains on now, as the same resume of a run max_epochs ended does; so does a
+    checkpoint holding the count of that empty epoch (`counted`), as an earlier sate wrote it."""
     settings = ["batch.per_device=800", "batch.global=800"]  # five updates an epoch
     path = make_config(tmp_path, "asr", prepared_data)
     train(load_training_config(path, [*settings, "trainer.max_epochs=2"]), tmp_path / "epochs")
@@ -792,6 +794,10 @@ def test_a_run_max_steps_ended_at_an_epoch_end_trains_on_when_the_budget_is_rais
     train(load_training_config(path, [*settings, "trainer.max_epochs=3", "trainer.max_steps=10"]), exp)
     ended = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
     assert (ended["global_step"], ended["sate"]["epoch"], ended["sate"]["mid_epoch"]) == (10, 1, False)
+    if counted:
+        for count in ended["loops"]["fit_loop"]["epoch_progress"].values():
+            count["processed"] += 1  # the empty epoch, counted
+        torch.save(ended, exp / "checkpoints" / "last.ckpt")
     train(load_training_config(path, [*settings, "trainer.max_epochs=3", "trainer.max_steps=15"]), exp)
     epochs = torch.load(tmp_path / "epochs" / "checkpoints" / "last.ckpt", weights_only=True)
     steps = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
