@@ -104,7 +104,7 @@ class AnalysisModel:
 
 def load_model(path: Path) -> AnalysisModel:
     """A model file, or a directory with model.pt (and, when packed, sate.yaml saying its CMVN)."""
-    from sate.models.model_file import model_from_file  # heavy: torch
+    from sate.models.model_file import model_from_file, note_older_average  # heavy: torch
 
     directory = path if path.is_dir() else None
     model_file = path / layout.MODEL if directory else path
@@ -117,6 +117,7 @@ def load_model(path: Path) -> AnalysisModel:
         require_file(model_file, "a model file",
                      f"{path}: directory holds no {layout.MODEL} (give a model file or a `sate pack` directory)")
     model, meta = model_from_file(model_file)
+    note_older_average(model_file, meta, "the model")  # an experiment's EXP/model.pt a resume has trained past
     meta = {k: v for k, v in meta.items() if k != "model"}
     cmvn = None
     if meta["task"] != "mt" and model_features(model.conf) == "waveform":  # it failed after the work, naming a key

@@ -53,7 +53,6 @@ from sate.files import (
     known_kind,
     link_or_what_is_there,
     make_temp_dir,
-    read_checkpoint,
     read_json,
     relative_note,
     remove_temp_dir,
@@ -67,7 +66,6 @@ from sate.layout import (
     CMVN,
     CONFIG,
     CT2_MODEL,
-    LAST_CHECKPOINT,
     MARIAN_DIR,
     MODEL,
     PACK_YAML,
@@ -78,7 +76,6 @@ from sate.layout import (
     token_source,
 )
 from sate.models.config import TASKS, ModelConfig, resolve_config
-from sate.numbers import is_int64
 from sate.targets import check_output, check_same_experiment, dir_name, experiment_holding, read_name, same_file
 
 FORMAT = "sate-pack"
@@ -313,31 +310,15 @@ def check_experiment_task(out: Path, model_file: Path, task: object, given: Path
 
 
 def check_average_current(model_file: Path, meta: Mapping[str, Any]) -> None:
-    """Refuse an average older than its run: after a resume trained on, `sate pack --model EXP/model.pt` packed the
-    average of the epochs before, exit 0 (hand31c). Told by the update the run had reached when `sate average` wrote
-    the model file (its record) and by the update of the run's last.ckpt beside it, now. A model file of an older
-    sate (no record), one outside its experiment or of another run, and a last.ckpt that cannot be read say nothing."""
-    record = meta.get("averaged")
-    last = model_file.parent / CHECKPOINTS / LAST_CHECKPOINT
-    if not isinstance(record, dict) or not is_int64(record.get("step")) or not last.is_file():
-        return
-    try:
-        header = read_checkpoint(last, mmap=True).get("sate")
-    except (SateError, OSError, AttributeError):
-        return
-    if not isinstance(header, dict) or header.get("run_id") != record.get("run_id") or not is_int64(
-            header.get("step")) or header["step"] <= record["step"]:
-        return
-    # the file's own name where it is not `sate average`'s default: "sate average --exp EXP --last N", followed,
-    # wrote EXP/model.pt, and `--model EXP/avg2.pt` was refused again, word for word (review32k)
-    out = "" if model_file.name == MODEL else f" --out {shell_word(str(model_file))}"
-    epochs = record.get("epochs")
-    which = f" of epochs {first_few([str(e) for e in epochs])}" if isinstance(epochs, list) and epochs else ""
-    raise SateError(f"--model {one_line(str(model_file))} is the average{which} written at update {record['step']:,}, "
-                    f"and the run has trained on since: {one_line(str(last))} is at update {header['step']:,} (a "
-                    f"resume?); average again (sate average --exp {shell_word(str(model_file.parent))} --last N{out}, "
-                    "or --best N), then pack; to pack the older average, copy it out of the experiment first and give "
-                    "the copy")
+    """Refuse an average older than its run (`older_average`): after a resume trained on, `sate pack --model
+    EXP/model.pt` packed the average of the epochs before, exit 0 (hand31c)."""
+    from sate.models.model_file import average_again, older_average  # heavy: torch, loaded already to read the model
+
+    older = older_average(model_file, meta)
+    if older is not None:
+        raise SateError(f"--model {one_line(str(model_file))} is {older[0]}; average again ({average_again(model_file)}"
+                        "), then pack; to pack the older average, copy it out of the experiment first and give the "
+                        "copy")
 
 
 def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, object] | None = None,

@@ -19,19 +19,21 @@ from the file itself, not from a config.yaml beside it, which a model file copie
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import torch
 
 from sate import layout
 from sate.data.cmvn_record import CMVN_KINDS
-from sate.errors import SateError, shown
+from sate.errors import SateError, first_few, one_line, shell_word, shown
 from sate.files import RawMapping, UnsafeCheckpoint, atomic_torch_save, given_path, hub_hint, read_checkpoint
 from sate.models.base import SateModel
 from sate.models.build import build_model
 from sate.models.config import TASKS
+from sate.numbers import is_int64
 
 FORMAT = layout.MODEL_FORMAT
 VERSION = 1
@@ -173,6 +175,47 @@ def load_model_file(path: str | Path) -> ModelFile:
             continue
         raise SateError(f"{path}: its weights (under 'model') hold {why} (a damaged or foreign file)")
     return data
+
+
+def older_average(path: Path, meta: Mapping[str, Any]) -> tuple[str, Path] | None:
+    """(what the model file at ``path`` is, the run's last.ckpt) where it is an average older than its run: after a
+    resume trained on, EXP/model.pt is the average of the epochs before (hand31c). Told by the update the run had
+    reached when `sate average` wrote it (its record, in ``meta``) and by the update of the run's last.ckpt beside it,
+    now. A model file of an older sate (no record), one outside its experiment or of another run, and a last.ckpt
+    that cannot be read say nothing (None)."""
+    record = meta.get("averaged")
+    last = path.parent / layout.CHECKPOINTS / layout.LAST_CHECKPOINT
+    if not isinstance(record, dict) or not is_int64(record.get("step")) or not last.is_file():
+        return None
+    try:
+        header = read_checkpoint(last, mmap=True).get("sate")
+    except (SateError, OSError, AttributeError):
+        return None
+    if not isinstance(header, dict) or header.get("run_id") != record.get("run_id") or not is_int64(
+            header.get("step")) or header["step"] <= record["step"]:
+        return None
+    epochs = record.get("epochs")
+    which = f" of epochs {first_few([str(e) for e in epochs])}" if isinstance(epochs, list) and epochs else ""
+    return (f"the average{which} written at update {record['step']:,}, and the run has trained on since: "
+            f"{one_line(str(last))} is at update {header['step']:,} (a resume?)", last)
+
+
+def note_older_average(path: Path, meta: Mapping[str, Any], what: str) -> None:
+    """Say on standard error that the model file ``what`` reads (`--init-from`, a teacher, `sate analyze`) is an
+    average older than its run (`older_average`): each took it without a word where `sate pack` refuses it. A note,
+    not a refusal: starting from, or analysing, an earlier average is a use of its own."""
+    older = older_average(path, meta)
+    if older is not None:
+        print(f"note: {what} {one_line(str(path))} is {older[0]}; to use the run's latest, average again "
+              f"({average_again(path)})", file=sys.stderr)
+
+
+def average_again(path: Path) -> str:
+    """The `sate average` that writes the model file ``path`` of its experiment again: the file's own name where it is
+    not the default (followed, "sate average --exp EXP --last N" wrote EXP/model.pt, and `--model EXP/avg2.pt` was
+    refused again, word for word: review32k)."""
+    out = "" if path.name == layout.MODEL else f" --out {shell_word(str(path))}"
+    return f"sate average --exp {shell_word(str(path.parent))} --last N{out}, or --best N"
 
 
 def refuse_not_averaged(path: Path) -> None:

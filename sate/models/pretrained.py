@@ -51,6 +51,7 @@ from sate.models.model_file import (
     check_meta,
     model_from_file,
     name_list,
+    note_older_average,
     read_checkpoint,
     refuse_not_averaged,
     type_misfits,
@@ -456,6 +457,8 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
                 cache[key] = read_source(*key)
             except SateError as err:  # the reader's line names the file alone (a broken link, a damaged file, ...)
                 raise SateError(f"{keys}: {err}") from None
+            if cache[key].kind == "sate":  # EXP/model.pt averaged before a resume trained on: taken without a word
+                note_older_average(cache[key].path, cache[key].meta, keys)
         ckpt = cache[key]
         prefix = entry.get("prefix", ckpt.default_prefix(component))
         module = _module(model, component)

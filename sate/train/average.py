@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from sate import layout
 from sate.errors import SateError, first_few, one_line, shown
-from sate.files import few_paths, held_inside, not_a_directory, read_checkpoint
+from sate.files import UnsafeCheckpoint, few_paths, held_inside, not_a_directory, read_checkpoint
 from sate.numbers import is_int64, is_number, whole_number
 from sate.targets import check_named_kind, check_output, check_same_experiment, file_name, read_name
 
@@ -116,8 +116,14 @@ def _headers(ckpt_dir: Path, tries: int = 5) -> list[dict]:
         for path in find_checkpoints(ckpt_dir):
             try:
                 ckpt = _header(path)
-            except (SateError, OSError):  # an OSError too: removed after torch read it, before its checksums were
-                # (twenty-first hostile pass: "epoch001.ckpt: No such file or directory", status 1)
+            except (SateError, OSError) as err:  # an OSError too: removed after torch read it, before its checksums
+                # were (twenty-first hostile pass: "epoch001.ckpt: No such file or directory", status 1)
+                if (path.exists() or path.is_symlink()) and isinstance(err, SateError) and not isinstance(
+                        err, UnsafeCheckpoint):
+                    # every file is read to choose: a damaged epoch000.ckpt stopped `--last 1`, which would not take
+                    # it, with no way on ("was a copy or a save interrupted?"; 33rd hostile pass)
+                    raise SateError(f"{err}; move it out of {one_line(str(ckpt_dir))} to average the other "
+                                    "checkpoints") from None
                 if path.exists() or path.is_symlink():
                     raise
                 break  # removed since the listing
@@ -403,6 +409,19 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
         which = ", ".join(f"{c['path'].name} (run {c['sate'].get('run_id') or 'unknown'})" for c in ckpts)
         raise SateError(f"{ckpt_dir}: the checkpoints to average come from different training runs: {which}; "
                         f"average checkpoints of one run")
+    last = _last_header(ckpt_dir)
+    ours = last.get("run_id")
+    if isinstance(ours, str) and ours and runs not in ({ours}, {"unknown"}) and not any(
+            c["path"].name == layout.LAST_CHECKPOINT for c in ckpts):
+        # a checkpoint copied (or linked) in from another experiment, the newest epoch there: `--last 1` (or `--best
+        # 1`) averaged it alone, exit 0, where two of them with one of this run's were refused (33rd hostile pass).
+        # Checkpoints of no run id are an older sate's, of this run before a resume gave it an id (`ResumePoint`):
+        # its best epochs were blamed as copied in (review33c)
+        taken = [c["path"].name for c in ckpts]
+        raise SateError(f"{ckpt_dir}: {first_few(taken)} {'is' if len(taken) == 1 else 'are'} of run "
+                        f"{runs.pop()}, and {layout.LAST_CHECKPOINT} beside {'it' if len(taken) == 1 else 'them'} of "
+                        f"run {ours}: checkpoints of two experiments (one copied or linked in?); move those of the "
+                        "other out of the checkpoint folder")
     for ckpt in ckpts:
         meta = ckpt["sate"]
         # an ASR run resumed after the target vocabulary changed: a list its model never read (`token_sides`)
@@ -420,6 +439,14 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
     return [c["path"] for c in ckpts]
 
 
+def _last_header(ckpt_dir: Path) -> dict:
+    """The `sate` header of the run's last.ckpt in ``ckpt_dir``, or {} where there is none or it does not read."""
+    try:
+        return _header(ckpt_dir / layout.LAST_CHECKPOINT)["sate"]
+    except (SateError, OSError):
+        return {}
+
+
 def _record(ckpt_dir: Path, ckpts: list[dict]) -> dict[str, object]:
     """What an average took, for the model file: the run, its epochs, and the update the run had reached (its
     last.ckpt's, else the newest taken). `sate pack` compares it with last.ckpt: after a resume trained on, the older
@@ -427,10 +454,7 @@ def _record(ckpt_dir: Path, ckpts: list[dict]) -> dict[str, object]:
     steps = [c["sate"].get("step") for c in ckpts]
     reached = max((s for s in steps if is_int64(s)), default=None)
     run_id = ckpts[-1]["sate"].get("run_id")
-    try:
-        last = _header(ckpt_dir / layout.LAST_CHECKPOINT)["sate"]
-    except (SateError, OSError):  # none, or damaged: the run's newest is then the newest taken
-        last = {}
+    last = _last_header(ckpt_dir)  # none, or damaged: the run's newest is then the newest taken
     if last.get("run_id") == run_id and is_int64(last.get("step")):
         reached = max(int(last["step"]), reached or 0)
     return {"run_id": run_id, "epochs": [int(c["sate"]["epoch"]) for c in ckpts], "step": reached}

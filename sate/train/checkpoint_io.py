@@ -18,10 +18,45 @@ from typing import Any
 
 import lightning as L
 from lightning.pytorch.callbacks import Checkpoint, EarlyStopping, ModelCheckpoint
+from lightning.pytorch.loops.fit_loop import _FitLoop
+from lightning.pytorch.loops.loop import _Loop
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from sate.files import atomic_torch_save
 from sate.train.resume import early_stopping_key
+
+
+class _EpochEndResumingFitLoop(_FitLoop):
+    """Lightning's fit loop, resuming a checkpoint of an epoch's end at the next epoch with `max_steps` set too.
+
+    Lightning takes every run of `max_steps` as restarting inside an epoch (`_FitLoop.restarting`): from an epoch's
+    end it ran an empty epoch, counted it as trained, and ended on "`max_epochs` reached" with nothing trained, exit 0;
+    the count went into the checkpoints it wrote, so every later resume trained nothing too (review33c). Here a
+    finished epoch is never restarted, as without `max_steps`; a checkpoint inside an epoch restarts there as before.
+    The count of such an empty epoch, in checkpoints written by an earlier sate, is taken back."""
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str) -> None:
+        super()._load_from_state_dict(state_dict, prefix)
+        for count in (self.epoch_progress.current, self.epoch_progress.total):
+            # an epoch counted as processed that never started: the empty epoch of Lightning's rule, in checkpoints an
+            # earlier sate wrote at such a resume, which then trained nothing at every resume (review33c)
+            count.processed = min(count.processed, count.started)
+
+    @property
+    def restarting(self) -> bool:
+        return self._restarting
+
+    @restarting.setter
+    def restarting(self, restarting: bool) -> None:
+        current = self.epoch_progress.current
+        unfinished = current.ready != current.processed or current.started != current.processed
+        _Loop.restarting.fset(self, restarting and unfinished)  # type: ignore[attr-defined]
+
+
+def resume_epoch_ends(trainer: L.Trainer) -> None:
+    """Make `trainer` resume a checkpoint of an epoch's end at the next epoch whatever its budget
+    (`_EpochEndResumingFitLoop`): the loop keeps its state, only the rule of restarting changes."""
+    trainer.fit_loop.__class__ = _EpochEndResumingFitLoop
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):

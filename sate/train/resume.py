@@ -363,20 +363,49 @@ def check_budget(point: ResumePoint, max_epochs: int, max_steps: int) -> None:
     """Refuse a resume whose `trainer.max_epochs` or `trainer.max_steps` (keys a resume may change) is below where
     the checkpoint is: Lightning refused the epochs with a MisconfigurationException traceback once the model and
     the data were set up, and the updates with "`max_steps` reached", exit 0, nothing trained (twenty-ninth pass,
-    hand29c's leftover). A budget the run has just reached (a finished run started again) is not refused."""
+    hand29c's leftover). A budget the run has just reached (a finished run started again) is not refused. A checkpoint
+    inside or at the end of the epoch it records (counted from 0; `epoch_begun`) is beyond a budget that equals it: a
+    run of 3 epochs resumed with max_epochs 2 was told it "has trained its trainer.max_epochs 2 epochs", exit 0, and
+    raised to 3 the same (review32y)."""
     assert point.checkpoint is not None
     epoch, step = point.checkpoint.get("epoch"), point.checkpoint.get("global_step")
-    if isinstance(epoch, int) and epoch > max_epochs:
-        raise SateError(f"{point.path}: the run is at epoch {epoch} (counted from 0), beyond trainer.max_epochs "
-                        f"{max_epochs}: a resume trains on up to its budget; raise trainer.max_epochs to train "
-                        "more, or train into a new --exp")
+    begun = epoch_begun(point.checkpoint)
+    if is_int64(epoch) and (epoch > max_epochs or (epoch == max_epochs and begun)):
+        mid = _header(point.checkpoint).get("mid_epoch")
+        where = (f"inside epoch {epoch} (counted from 0)" if mid is True else
+                 f"at the end of epoch {epoch} (counted from 0: {epoch + 1:,} epochs trained)" if mid is False else
+                 f"at epoch {epoch} (counted from 0)")
+        raise SateError(f"{point.path}: the run is {where}, beyond trainer.max_epochs {max_epochs:,}: a resume "
+                        f"trains on up to its budget; give trainer.max_epochs {epoch + begun:,} or more, or train "
+                        "into a new --exp")
     if isinstance(step, int) and max_steps >= 0 and step > max_steps:
         raise SateError(f"{point.path}: the run is at update {step:,}, beyond trainer.max_steps {max_steps:,}: a "
                         "resume trains on up to its budget; raise trainer.max_steps to train more (-1: no limit), "
                         "or train into a new --exp")
 
 
-PATIENCE_EXHAUSTED = 3  # Lightning's EarlyStoppingReason of a run its patience ended (stopping_reason in its state)
+def epoch_begun(ckpt: dict[str, Any]) -> bool:
+    """Had the run begun the epoch its checkpoint records (`epoch`, Lightning's count of epochs completed)? Every
+    checkpoint `sate train` writes is saved inside an epoch or at its end, before Lightning counts it completed: its
+    loop state (`loops.fit_loop.epoch_progress`) has started one more epoch than completed. A checkpoint without that
+    state (not Lightning's, or edited) is taken as written after the count moved on, where `epoch` epochs are done."""
+    loops = ckpt.get("loops")
+    fit = loops.get("fit_loop") if isinstance(loops, dict) else None
+    progress = fit.get("epoch_progress") if isinstance(fit, dict) else None
+    current = progress.get("current") if isinstance(progress, dict) else None
+    started = current.get("started") if isinstance(current, dict) else None
+    return is_int64(started) and is_int64(ckpt.get("epoch")) and started > ckpt["epoch"]
+
+
+def _header(ckpt: dict[str, Any]) -> dict[str, Any]:
+    """The checkpoint's `sate` header, or {} where it holds none (a checkpoint edited, or not `sate train`'s)."""
+    header = ckpt.get("sate")
+    return header if isinstance(header, dict) else {}
+
+
+# Lightning's EarlyStoppingReason (stopping_reason in its state) of a run its patience ended, and of one whose monitored
+# metric was NaN or infinite at a validation (EarlyStopping's check_finite, whatever the patience)
+PATIENCE_EXHAUSTED, NON_FINITE_METRIC = 3, 4
 
 
 def early_stopping_key(monitor: str, mode: str) -> str:
@@ -398,21 +427,22 @@ def early_stop_state(checkpoint: dict[str, Any], monitor: str, mode: str | None 
     return None
 
 
-def _patience_ended(state: dict[str, Any] | None, ckpt: dict[str, Any]) -> bool:
-    """Did the run's patience end it, at this checkpoint? Lightning records why since 2.5; before, a stopped epoch
-    with the count at the patience it ran with says so. Lightning never clears the reason or the stopped epoch: a
+def _early_stopped(state: dict[str, Any] | None, ckpt: dict[str, Any]) -> int | None:
+    """Why early stopping ended the run at this checkpoint (PATIENCE_EXHAUSTED or NON_FINITE_METRIC), or None where it
+    did not. Lightning records why since 2.5; before, a stopped epoch with the count at the patience it ran with says
+    so. Lightning never clears the reason or the stopped epoch: a
     run once stopped, then trained on with a raised patience, kept them in every later checkpoint, and a resume of
     it at its max_epochs, or killed inside an epoch, was taken as stopped (review32e). Only the end of the epoch
     early stopping stopped at is its end."""
-    header = ckpt.get("sate") if isinstance(ckpt.get("sate"), dict) else {}
-    if state is None or header.get("mid_epoch") is not False or not is_int64(ckpt.get("epoch")) \
+    if state is None or _header(ckpt).get("mid_epoch") is not False or not is_int64(ckpt.get("epoch")) \
             or state.get("stopped_epoch") != ckpt.get("epoch"):
-        return False
+        return None
     reason = state.get("stopping_reason")
     if reason is not None:
-        return reason == PATIENCE_EXHAUSTED
+        return reason if reason in (PATIENCE_EXHAUSTED, NON_FINITE_METRIC) else None
     wait, patience = state.get("wait_count"), state.get("patience")
-    return bool(state.get("stopped_epoch")) and is_int64(wait) and is_int64(patience) and wait >= patience
+    ended = bool(state.get("stopped_epoch")) and is_int64(wait) and is_int64(patience) and wait >= patience
+    return PATIENCE_EXHAUSTED if ended else None
 
 
 def finished(point: ResumePoint, trainer: Any) -> str | None:
@@ -420,17 +450,25 @@ def finished(point: ResumePoint, trainer: Any) -> str | None:
     resumed a run that early stopping had ended with its wait count, which it checks only at the next validation:
     the resume trained one more epoch (writing epochNNN.ckpt, and changing a recipe's average at its `--stage` after
     training) and stopped again (32nd hostile pass, hand32r's leftover); one at its max_minutes trained one more
-    update; one at max_epochs or max_steps trained nothing but made log folders and counted a run."""
+    update; one at max_epochs or max_steps trained nothing but made log folders and counted a run. A run stopped on
+    a monitor that was NaN or infinite (Lightning's check, which no patience changes) trained one more epoch the same
+    way (33rd hostile pass): only patience 0 (off) trains on."""
     assert point.checkpoint is not None
     ckpt = point.checkpoint
     state = early_stop_state(ckpt, trainer.monitor, trainer.monitor_mode)
     wait = state.get("wait_count") if state is not None else None
-    if trainer.patience > 0 and _patience_ended(state, ckpt) and is_int64(wait) and wait >= trainer.patience:
+    reason = _early_stopped(state, ckpt) if trainer.patience > 0 else None
+    if reason is not None:
+        assert state is not None
         epoch = state.get("stopped_epoch")
         at = f" at epoch {epoch} (counted from 0)" if is_int64(epoch) else ""
-        return (f"early stopping ended this run{at}: {trainer.monitor} has not improved for {wait} validation(s), "
-                f"trainer.patience {trainer.patience}; raise trainer.patience (0: off) to train on")
-    header = ckpt.get("sate") if isinstance(ckpt.get("sate"), dict) else {}
+        if reason == NON_FINITE_METRIC:
+            return (f"early stopping ended this run{at}: {trainer.monitor} was NaN or infinite at its validation, "
+                    "which ends a run whatever its patience; trainer.patience 0 (off) trains on")
+        if is_int64(wait) and wait >= trainer.patience:
+            return (f"early stopping ended this run{at}: {trainer.monitor} has not improved for {wait} validation(s), "
+                    f"trainer.patience {trainer.patience}; raise trainer.patience (0: off) to train on")
+    header = _header(ckpt)
     epoch, step = ckpt.get("epoch"), ckpt.get("global_step")
     if is_int64(step) and trainer.max_steps >= 0 and step >= trainer.max_steps:
         return f"the run has made its trainer.max_steps {trainer.max_steps:,} updates; raise it to train on"
@@ -441,8 +479,9 @@ def finished(point: ResumePoint, trainer: Any) -> str | None:
     spent = timer.get("time_elapsed", {}).get("train") if isinstance(timer, dict) and isinstance(
         timer.get("time_elapsed"), dict) else None
     if trainer.max_minutes is not None and isinstance(spent, (int, float)) and spent >= trainer.max_minutes * 60:
-        return (f"the run has spent its trainer.max_minutes {trainer.max_minutes:g} minutes of training time; raise "
-                "it to train on")
+        # how much it spent, said: "raise it" alone, followed from 1 to 2 by a run that had spent 5, said the same
+        return (f"the run has spent its trainer.max_minutes {trainer.max_minutes:g} minutes of training time ("
+                f"{spent / 60:.4g} in all); raise it above that to train on")
     return None
 
 
@@ -451,7 +490,8 @@ def early_stop_note(point: ResumePoint, trainer: Any) -> str | None:
     patience raised or off, or the monitor's mode changed (whose early stopping starts afresh)."""
     assert point.checkpoint is not None
     state = early_stop_state(point.checkpoint, trainer.monitor)
-    if not _patience_ended(state, point.checkpoint):
+    reason = _early_stopped(state, point.checkpoint)
+    if reason is None:
         return None
     assert state is not None
     epoch = state.get("stopped_epoch")
@@ -462,6 +502,8 @@ def early_stop_note(point: ResumePoint, trainer: Any) -> str | None:
     if early_stop_state(point.checkpoint, trainer.monitor, trainer.monitor_mode) is None:
         return (f"{said}; trainer.monitor_mode is now {trainer.monitor_mode}: early stopping starts afresh, and it "
                 "trains on")
+    if reason == NON_FINITE_METRIC:  # `finished` ends the run unless patience is off or the mode another
+        return None
     return (f"{said} after {state.get('wait_count')} validation(s) without a gain; trainer.patience is now "
             f"{trainer.patience}: it trains on")
 

@@ -690,6 +690,7 @@ def _remove_unused(exp: Path, made: Path | None) -> None:
             break
 
 
+NOT_EMPTY = r"(?s)Checkpoint directory .* exists and is not empty"  # Lightning's, where the run writes checkpoints
 _SIGTERM_SAID = re.compile(r"(\[rank: [0-9]+\] )?(Received|Bypassing) SIGTERM: [0-9]+")  # Lightning's, at a kill
 
 
@@ -744,7 +745,13 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.data.cmvn_record import cmvn_record
     from sate.data.sampler import OtherItems  # heavy: numpy and torch
     from sate.data.vocab import load_vocabularies, made_from_another_train
-    from sate.train.checkpoint_io import AtomicCheckpointIO, ConfiguredPatience, MidEpochCheckpoint, MovableCheckpoint
+    from sate.train.checkpoint_io import (
+        AtomicCheckpointIO,
+        ConfiguredPatience,
+        MidEpochCheckpoint,
+        MovableCheckpoint,
+        resume_epoch_ends,
+    )
     from sate.train.data import plan_batch
     from sate.train.datamodule import SateDataModule, check_mt_text
     from sate.train.frozen_cache import check_teacher_cache
@@ -925,6 +932,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         log_every_n_steps=tconf.log_every_n_steps, num_sanity_val_steps=0, enable_model_summary=False,
         default_root_dir=exp,
     )
+    resume_epoch_ends(trainer)  # with max_steps, Lightning's resume of an epoch's end trained nothing (review33c)
     connector = trainer._signal_connector  # a SIGTERM ignored where sate train was started stays so in the fit
     connector.register_signal_handlers = ignored_kept(connector.register_signal_handlers, [signal.SIGTERM])
     if trainer.is_global_zero:
@@ -942,7 +950,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         # budget_notes: the data module says them, once it knows the updates an epoch (SateDataModule)
     try:
         try:
-            with handlers_kept([signal.SIGINT]):  # Lightning's Ctrl-C ignored at an interrupt, not left so after
+            with handlers_kept([signal.SIGINT]), warnings.catch_warnings():  # Lightning's Ctrl-C ignored at an
+                # interrupt, not left so after
+                if point.path is not None:  # its own checkpoints are in the folder: "Checkpoint directory
+                    # EXP/checkpoints exists and is not empty" came at every resume, as if something were wrong (33rd)
+                    warnings.filterwarnings("ignore", message=NOT_EMPTY)
                 trainer.fit(module, datamodule=datamodule, ckpt_path=point.path, weights_only=True)
         except BaseException:
             _end_started_processes(trainer)

@@ -709,3 +709,30 @@ def test_an_init_files_other_reader_errors_name_the_key(tmp_path: Path, build: B
     gone = tmp_path / "gone.yaml"
     with pytest.raises(SateError, match=rf"^init.acoustic.config: the ESPnet config of {pth} not found: {gone}$"):
         initialize(build("st"), {"acoustic": {"path": str(pth), "config": str(gone)}}, src_tokens, tgt_tokens)
+
+
+@pytest.mark.slow  # three inits and three analysis loads of tiny models: 1.4 s
+def test_an_average_older_than_its_run_is_said_where_it_is_read(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                                 tgt_tokens: list[str],
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """`--init-from asr=EXP/model.pt` and `sate analyze` took EXP/model.pt averaged before a resume trained on without
+    a word, where `sate pack` refuses it (33rd hostile pass): a note on standard error names it and the way to the
+    run's latest, and the file is read as before (an earlier average is a use of its own). One of the run's update,
+    or of another run, says nothing."""
+    from sate.analysis.cli import load_model
+
+    exp = tmp_path / "exp"
+    (exp / "checkpoints").mkdir(parents=True)
+    save_model_file(exp / "avg.pt", build("asr", seed=1), src_tokens, tgt_tokens,
+                    averaged={"run_id": "r1", "epochs": [3, 4], "step": 40})
+    said = (f"note: {{}} {exp / 'avg.pt'} is the average of epochs 3, 4 written at update 40, and the run has trained "
+            f"on since: {exp / 'checkpoints' / 'last.ckpt'} is at update 90 (a resume?); to use the run's latest, "
+            f"average again (sate average --exp {exp} --last N --out {exp / 'avg.pt'}, or --best N)\n")
+    init = {"acoustic": {"path": str(exp / "avg.pt")}}
+    for run_id, step, note in (("r1", 40, ""), ("r2", 90, ""), ("r1", 90, said)):
+        torch.save({"sate": {"epoch": 9, "run_id": run_id, "step": step}, "state_dict": {}},
+                   exp / "checkpoints" / "last.ckpt")
+        rows = initialize(build("st", seed=3), init, src_tokens, tgt_tokens, log=lambda _: None)
+        assert rows[0].ok and capsys.readouterr().err == note.format("init.acoustic.path (or --init-from asr=)")
+        assert load_model(exp / "avg.pt").meta["task"] == "asr"
+        assert capsys.readouterr().err == note.format("the model")

@@ -630,3 +630,53 @@ def test_the_model_file_records_the_update_its_run_had_reached(tmp_path: Path) -
     assert _record(tmp_path, chosen) == {"run_id": "r1", "epochs": [2, 3], "step": 35}
     header(tmp_path / "last.ckpt", epoch=3, step=99, run_id="other")
     assert _record(tmp_path, chosen)["step"] == 30
+
+
+@pytest.mark.slow  # five averages of header-only checkpoints: 1.1 s
+def test_a_checkpoint_of_another_run_than_last_ckpt_is_not_averaged_alone(tmp_path: Path) -> None:
+    """A checkpoint copied (or linked) in from another experiment, the newest epoch of the folder: `--last 1` averaged
+    it alone, exit 0, and so did `--best 1` where it scored best, where two with one of this run's were refused (33rd
+    hostile pass). The run is last.ckpt's; a last.ckpt that does not read cannot tell."""
+    ckpts, out = tmp_path / "exp" / "checkpoints", tmp_path / "model.pt"
+    ckpts.mkdir(parents=True)
+    for epoch in (0, 1):
+        header(ckpts / f"epoch{epoch:03d}.ckpt", epoch=epoch, step=epoch + 1, run_id="r1",
+               metrics={"valid/loss": 5.0 - epoch})
+    header(ckpts / "last.ckpt", epoch=1, step=2, run_id="r1")
+    (tmp_path / "store").mkdir()
+    header(tmp_path / "store" / "foreign.ckpt", epoch=2, step=3, run_id="r2", metrics={"valid/loss": 1.0})
+    (ckpts / "epoch002.ckpt").symlink_to(tmp_path / "store" / "foreign.ckpt")
+    for last, best in ((1, None), (None, 1)):
+        with pytest.raises(SateError) as err:
+            average(ckpts, out, last=last, best=best)
+        assert str(err.value) == (f"{ckpts}: epoch002.ckpt is of run r2, and last.ckpt beside it of run r1: "
+                                  "checkpoints of two experiments (one copied or linked in?); move those of the other "
+                                  "out of the checkpoint folder")
+    with pytest.raises(SateError, match="come from different training runs"):
+        average(ckpts, out, last=2)
+    # an older sate's run (its checkpoints of no run id), resumed by this one (an id from then on): its own best epoch
+    # was blamed as copied in (review33c); it is read (and here fails at the weights)
+    (ckpts / "epoch002.ckpt").unlink()
+    for epoch in (0, 1):
+        header(ckpts / f"epoch{epoch:03d}.ckpt", epoch=epoch, step=epoch + 1, metrics={"valid/loss": 2.0 - epoch})
+    header(ckpts / "epoch002.ckpt", epoch=2, step=3, run_id="r1", metrics={"valid/loss": 3.0})
+    header(ckpts / "last.ckpt", epoch=2, step=3, run_id="r1")
+    with pytest.raises(SateError, match="does not fit the model"):
+        average(ckpts, out, best=1)
+    (ckpts / "last.ckpt").write_bytes(b"damaged")  # no run to tell by: the weights are read (and here fail)
+    with pytest.raises(SateError, match="does not fit the model"):
+        average(ckpts, out, last=1)
+
+
+def test_a_damaged_checkpoint_names_the_way_on(tmp_path: Path) -> None:
+    """Every checkpoint is read to choose: a damaged epoch000.ckpt stopped `--last 1`, which would not take it, with
+    "was a copy or a save interrupted?" and no way on (33rd hostile pass); followed, the advice averages the others."""
+    for epoch in (0, 1):
+        header(tmp_path / f"epoch{epoch:03d}.ckpt", epoch=epoch)
+    (tmp_path / "epoch000.ckpt").write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(SateError) as err:
+        select(tmp_path, 1, None, None)
+    assert str(err.value).startswith(f"{tmp_path / 'epoch000.ckpt'}: the file is damaged")
+    assert str(err.value).endswith(f"; move it out of {tmp_path} to average the other checkpoints")
+    (tmp_path / "epoch000.ckpt").rename(tmp_path.parent / f"{tmp_path.name}-epoch000.ckpt")
+    assert [c["path"].name for c in select(tmp_path, 1, None, None)] == ["epoch001.ckpt"]

@@ -392,10 +392,58 @@ def test_a_budget_below_the_epochs_done_is_one_line(trained: tuple[Path, Path], 
     before = {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()}
     assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "trainer.max_epochs=1"]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"sate train: error: {exp / 'checkpoints' / 'last.ckpt'}: the run is at epoch 2 (counted from 0), beyond "
-        "trainer.max_epochs 1: a resume trains on up to its budget; raise trainer.max_epochs to train more, or train "
-        "into a new --exp")
+        f"sate train: error: {exp / 'checkpoints' / 'last.ckpt'}: the run is at the end of epoch 2 (counted from 0: 3 "
+        "epochs trained), beyond trainer.max_epochs 1: a resume trains on up to its budget; give trainer.max_epochs 3 "
+        "or more, or train into a new --exp")
     assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == before
+
+
+def test_a_budget_lowered_to_the_epoch_the_run_is_at_is_refused(trained: tuple[Path, Path], exp: Path,
+                                                               capsys: pytest.CaptureFixture) -> None:
+    """A run of 3 epochs (last.ckpt at the end of epoch 2, counted from 0) resumed with max_epochs 2 was told it
+    "has trained its trainer.max_epochs 2 epochs; raise it to train on", exit 0, and raised to 3 the same (review32y):
+    its checkpoint's epoch alone cannot tell a run beyond its budget from one that finished it, Lightning's loop state
+    can. The advice followed, it has finished its budget."""
+    argv = ["train", "--config", str(trained[0]), "--exp", str(exp)]
+    before = {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()}
+    logs = sorted(p.name for p in (exp / "logs").iterdir())
+    assert main([*argv, "--set", "trainer.max_epochs=2"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate train: error: {exp / 'checkpoints' / 'last.ckpt'}: the run is at the end of epoch 2 (counted from 0: 3 "
+        "epochs trained), beyond trainer.max_epochs 2: a resume trains on up to its budget; give trainer.max_epochs 3 "
+        "or more, or train into a new --exp")
+    assert main([*argv, "--set", "trainer.max_epochs=3"]) == 0
+    assert capsys.readouterr().out.strip() == (
+        f"{exp / 'checkpoints' / 'last.ckpt'}: the run has trained its trainer.max_epochs 3 epochs; raise it to train "
+        "on; nothing to train, nothing changed")
+    assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == before
+    assert sorted(p.name for p in (exp / "logs").iterdir()) == logs
+
+
+def test_a_budget_lowered_to_the_epoch_a_run_stopped_inside_is_refused(tmp_path: Path, prepared_data: Path,
+                                                                      make_config: MakeConfig,
+                                                                      capsys: pytest.CaptureFixture) -> None:
+    """A run stopped inside its second epoch (epoch 1, counted from 0) and resumed with max_epochs 1 is beyond its
+    budget: Lightning ended it at once ("max_epochs=1 reached"), exit 0, the rest of the epoch never trained and a log
+    version made, where the same at the epoch's end is refused."""
+    from tests.train.conftest import Stopped, stop_at
+
+    settings = ["batch.per_device=800", "batch.global=800", "trainer.max_epochs=2",
+                "trainer.checkpoint_every_steps=1"]  # five updates an epoch
+    path, exp = make_config(tmp_path, "asr", prepared_data), tmp_path / "exp"
+    with pytest.raises(Stopped):
+        train(load_training_config(path, settings), exp, callbacks=[stop_at(7)])
+    saved = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert (saved["global_step"], saved["epoch"], saved["sate"]["mid_epoch"]) == (7, 1, True)
+    logs = sorted(p.name for p in (exp / "logs").iterdir())
+    capsys.readouterr()
+    assert main(["train", "--config", str(path), "--exp", str(exp), "--set", settings[0], "--set", settings[1],
+                 "--set", settings[3], "--set", "trainer.max_epochs=1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate train: error: {exp / 'checkpoints' / 'last.ckpt'}: the run is inside epoch 1 (counted from 0), beyond "
+        "trainer.max_epochs 1: a resume trains on up to its budget; give trainer.max_epochs 2 or more, or train into "
+        "a new --exp")
+    assert sorted(p.name for p in (exp / "logs").iterdir()) == logs
 
 
 
@@ -727,6 +775,36 @@ def test_a_run_a_budget_ended_inside_an_epoch_goes_on_there_when_the_budget_is_r
     assert resumed["global_step"] == whole["global_step"] == 10
     for key, value in whole["state_dict"].items():
         assert torch.allclose(value.float(), resumed["state_dict"][key].float(), atol=1e-6), key
+
+
+@pytest.mark.slow  # trains a tiny model
+@pytest.mark.parametrize("counted", [False, True])
+def test_a_run_max_steps_ended_at_an_epoch_end_trains_on_when_the_budget_is_raised(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path, counted: bool) -> None:
+    """trainer.max_steps ending a run at an epoch's end, resumed as told ("raise it to train on"): Lightning took any
+    run of max_steps as restarting inside an epoch, ran an empty one, counted it as trained, ended on "`max_epochs=3`
+    reached" having trained nothing, exit 0, and wrote that count into last.ckpt, so that every later resume trained
+    nothing too (review33c). It trains on now, as the same resume of a run max_epochs ended does; so does a
+    checkpoint holding the count of that empty epoch (`counted`), as an earlier sate wrote it."""
+    settings = ["batch.per_device=800", "batch.global=800"]  # five updates an epoch
+    path = make_config(tmp_path, "asr", prepared_data)
+    train(load_training_config(path, [*settings, "trainer.max_epochs=2"]), tmp_path / "epochs")
+    train(load_training_config(path, [*settings, "trainer.max_epochs=3"]), tmp_path / "epochs")
+    exp = tmp_path / "steps"
+    train(load_training_config(path, [*settings, "trainer.max_epochs=3", "trainer.max_steps=10"]), exp)
+    ended = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert (ended["global_step"], ended["sate"]["epoch"], ended["sate"]["mid_epoch"]) == (10, 1, False)
+    if counted:
+        for count in ended["loops"]["fit_loop"]["epoch_progress"].values():
+            count["processed"] += 1  # the empty epoch, counted
+        torch.save(ended, exp / "checkpoints" / "last.ckpt")
+    train(load_training_config(path, [*settings, "trainer.max_epochs=3", "trainer.max_steps=15"]), exp)
+    epochs = torch.load(tmp_path / "epochs" / "checkpoints" / "last.ckpt", weights_only=True)
+    steps = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert (steps["global_step"], steps["sate"]["epoch"]) == (epochs["global_step"], epochs["sate"]["epoch"]) == (15, 2)
+    assert steps["loops"]["fit_loop"]["epoch_progress"] == epochs["loops"]["fit_loop"]["epoch_progress"]
+    for key, value in epochs["state_dict"].items():
+        assert torch.allclose(value.float(), steps["state_dict"][key].float(), atol=1e-6), key
 
 
 class _StopAfterBatch(Callback):

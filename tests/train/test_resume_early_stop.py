@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -74,6 +75,43 @@ def test_a_resume_of_a_run_early_stopping_ended_ends_at_once(stopped: tuple[Path
     assert _files(exp) == before
 
 
+class NaNLoss(Callback):
+    """The second validation's valid/loss made NaN (a validation loss NaN on some of its batches): Lightning's early
+    stopping ends the run there, whatever its patience."""
+
+    def on_validation_end(self, trainer, pl_module) -> None:  # noqa: ANN001
+        if trainer.current_epoch == 1:
+            trainer.callback_metrics["valid/loss"] = torch.tensor(float("nan"))
+
+
+@pytest.mark.slow  # trains a tiny model
+def test_a_resume_of_a_run_a_nan_monitor_ended_ends_at_once(prepared_data: Path, make_config: MakeConfig,
+                                                            tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """It trained one more epoch (epoch002.ckpt) and stopped again on the next NaN, or trained on where the next was
+    finite, its patience raised or not (33rd hostile pass); patience 0 (off) trains on, said."""
+    path = make_config(tmp_path, "asr", prepared_data, trainer={"max_epochs": 4, "patience": 3})
+    exp = tmp_path / "exp"
+    train(load_training_config(path, []), exp, callbacks=[NaNLoss()])
+    assert sorted(p.name for p in (exp / "checkpoints").glob("epoch*.ckpt")) == ["epoch000.ckpt", "epoch001.ckpt"]
+    capsys.readouterr()
+    before = _files(exp)
+    for more in ([], ["--set", "trainer.patience=5"]):
+        assert main(["train", "--config", str(path), "--exp", str(exp), *more]) == 0
+        assert capsys.readouterr().out == (
+            f"{exp / 'checkpoints' / 'last.ckpt'}: early stopping ended this run at epoch 1 (counted from 0): "
+            "valid/loss was NaN or infinite at its validation, which ends a run whatever its patience; "
+            "trainer.patience 0 (off) trains on; nothing to train, nothing changed\n")
+        assert _files(exp) == before
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        train(load_training_config(path, ["trainer.patience=0"]), exp)
+    assert "note: early stopping ended this run at epoch 1 (counted from 0); trainer.patience is now 0 (off): it " \
+        "trains on up to its budget\n" in capsys.readouterr().out
+    assert _epoch(exp) == 3
+    # Lightning's "Checkpoint directory EXP/checkpoints exists and is not empty" of the run's own checkpoints: unsaid
+    assert not [w for w in seen if "exists and is not empty" in str(w.message)]
+
+
 @pytest.mark.slow  # trains a tiny model
 def test_a_resume_with_a_larger_patience_trains_on(stopped: tuple[Path, Path], exp: Path,
                                                    capsys: pytest.CaptureFixture) -> None:
@@ -126,7 +164,11 @@ def test_what_ends_a_resume_at_once_and_what_trains_on() -> None:
     legacy = {k: v for k, v in STOPPED.items() if k != "stopping_reason"}  # Lightning before 2.5 said no reason
     assert finished(_point(legacy), _trainer()) is not None
     assert finished(_point({**STOPPED, "stopping_reason": 0, "stopped_epoch": 0}), _trainer()) is None  # not stopped
-    assert finished(_point({**STOPPED, "stopping_reason": 4, "wait_count": 0}), _trainer()) is None  # a NaN metric
+    nan = {**STOPPED, "stopping_reason": 4, "wait_count": 0}  # a NaN metric: no patience changes it
+    assert finished(_point(nan), _trainer(patience=9)).startswith(
+        "early stopping ended this run at epoch 1 (counted from 0): valid/loss was NaN or infinite")
+    assert finished(_point(nan), _trainer(patience=0)) is None
+    assert early_stop_note(_point(nan), _trainer(patience=9)) is None  # `finished` says it
     assert finished(_point(), _trainer(max_steps=2)).startswith("the run has made its trainer.max_steps 2 updates")
     assert finished(_point(), _trainer(max_epochs=2)).startswith("the run has trained its trainer.max_epochs 2")
     assert finished(_point(sate={"mid_epoch": True}), _trainer(max_epochs=2)) is None  # epoch 1 not yet done
@@ -161,7 +203,12 @@ def test_a_stop_that_training_went_on_from_is_not_taken_for_the_end() -> None:
     assert finished(_point(STOPPED), _trainer(max_minutes=2)).startswith("early stopping ended")
     spent = {"Timer": {"time_elapsed": {"train": 61.0}}}
     assert finished(_point(callbacks=spent), _trainer(max_minutes=1)) == (
-        "the run has spent its trainer.max_minutes 1 minutes of training time; raise it to train on")
+        "the run has spent its trainer.max_minutes 1 minutes of training time (1.017 in all); raise it above that to "
+        "train on")
+    # a budget lowered below what the run spent: raised as "raise it" said, from 1 to 2, it said the same again
+    spent = {"Timer": {"time_elapsed": {"train": 300.0}}}
+    assert finished(_point(callbacks=spent), _trainer(max_minutes=2)).endswith(
+        "(5 in all); raise it above that to train on")
 
 
 def _finished_run(exp: Path, data: Path, **header: object) -> Path:
