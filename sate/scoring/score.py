@@ -115,6 +115,13 @@ def unicode_note(hyps: Sequence[str], refs: Sequence[str], names: tuple[str, str
             "< FILE > FILE.nfc)")
 
 
+def blank_references(what: str, advice: str = "give the reference translations") -> str:
+    """Why references that are all blank lines are refused (``what``: which they are): any hypotheses score BLEU 0,
+    chrF 0 and TER 100 (blank ones TER 0) against them, which were printed and recorded, exit 0, without a word (33rd
+    hostile pass: a `cut -f3` of a file of two columns, a manifest whose ``tgt`` is blank in every row)."""
+    return f"{what} blank: there is no text to score against (BLEU and chrF 0, TER 100 of any hypotheses); {advice}"
+
+
 def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str],
                      names: tuple[str, str] = ("the hypotheses", "the references")) -> dict[str, MetricScore]:
     """BLEU, chrF and TER of ``hyps`` against one reference each, with sacrebleu CLI defaults (``names``: how a note
@@ -126,6 +133,8 @@ def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str],
         raise SateError(f"{len(hyps)} hypotheses but {len(refs)} references")
     if not refs:  # sacreBLEU's own check indexes the first hypothesis: an IndexError
         raise SateError("no sentences to score")
+    if not any(line.strip() for line in refs):
+        raise SateError(blank_references(f"{names[1]}: all {len(refs):,} are"))
     unspaced = unspaced_script(refs)
     if unspaced:  # a BLEU of the wrong kind, exit 0, without a word (twenty-fourth hostile pass): MuST-C's en-zh, en-ja
         print(f"note: the references are {unspaced} text, without spaces between words: BLEU with the 13a tokenizer "
@@ -550,6 +559,8 @@ def run(args: argparse.Namespace) -> int:
                         + (_line_ends_hint(hyp, hyps, ref, refs) or _blank_end_hint(hyp, hyps, ref, refs)))
     if not refs:
         raise SateError(f"{ref}: no lines to score")
+    if not any(line.strip() for line in refs):
+        raise SateError(blank_references(f"--ref {ref}: every one of its {len(refs):,} lines is"))
     wer = word_error_rate(hyps, refs) if args.wer else None
     if wer is not None and wer.wer is None:
         raise SateError(f"{ref}: the references hold no words after normalisation; WER is undefined "

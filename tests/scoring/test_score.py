@@ -896,3 +896,19 @@ def test_sed_is_advised_for_a_file_it_can_edit_alone(tmp_path: Path, capsys: pyt
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
     assert capsys.readouterr().err.endswith(f"{ref} ends with 2 lines of spaces alone (U+001C, U+00A0), each read as "
                                             "a sentence; remove them if no sentence is there\n")
+
+
+def test_references_that_are_all_blank_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """33rd hostile pass: a --ref of blank lines alone (`cut -f3` of a file of two columns) scored any hypotheses BLEU
+    0, chrF 0 and TER 100, exit 0, without a word; one blank reference among others is a sentence, scored."""
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_text("Das ist ein Test.\nWie geht es dir?\n", encoding="utf-8")
+    ref.write_text("\n \t\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
+    assert capsys.readouterr().err == (f"sate score: error: --ref {ref}: every one of its 2 lines is blank: there is "
+                                       "no text to score against (BLEU and chrF 0, TER 100 of any hypotheses); give "
+                                       "the reference translations\n")
+    with pytest.raises(SateError, match="the references: all 2 are blank: there is no text"):
+        sacrebleu_scores(["a", "b"], ["", " "])
+    ref.write_text("\nWie geht's dir?\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
