@@ -342,6 +342,12 @@ def _missing_texts(folder: Path) -> str | None:
     return next((name for name in ("hyp.txt", "ref.txt") if not (folder / name).exists()), None)
 
 
+# The fewest sentences a paired test is made on: an exact paired randomisation test of n sentences (each sentence's
+# two outputs swapped or not) gives a two-sided p-value of at least 2 / 2**n, which reaches 0.05 from 6 sentences;
+# sacreBLEU's bootstrap gave 0.001 to a system better on each of 2, 3, 4 or 5 sentences, marked "beyond noise"
+MIN_TESTED_SENTENCES = 6
+
+
 def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
     """Give every translating row of a split with a `baseline` row its paired-bootstrap p-values against it."""
     for split in sorted({r["split"] for r in rows}):
@@ -362,6 +368,11 @@ def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
             # "beyond noise") and its intervals "± 0.0", from a split too small to tell noise (twenty-ninth pass)
             for r in systems:
                 r["untested"], r["bleu_ci"], r["chrf_ci"] = "one sentence: nothing to resample", None, None
+            continue
+        if len(refs) < MIN_TESTED_SENTENCES:  # sacreBLEU's bootstrap gave 0.001, marked *, to a system better on
+            # each of two sentences (33rd hostile pass): no paired test of so few can reach p < 0.05 (`MIN_TESTED_...`)
+            for r in systems:
+                r["untested"] = f"{len(refs)} sentences: too few to test"
             continue
         named = [(baseline, _hypotheses(folder, refs))]
         for r in list(others):
@@ -460,7 +471,8 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
                      "loops: outputs with a word (Chinese, Japanese: a unit of 1-8 characters) repeated 4+ times in "
                      + (f"a row. p: sacreBLEU's paired bootstrap test against the baseline ({seeded}); * marks "
                         "p < 0.05, a difference beyond noise." if tested else
-                        f"a row. p: no paired test was made (a split of one system, or of one sentence{unread})."))
+                        f"a row. p: no paired test was made (a split of one system, or of fewer than "
+                        f"{MIN_TESTED_SENTENCES} sentences{unread})."))
     return "\n".join(lines) + "\n"
 
 
