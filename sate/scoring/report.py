@@ -492,9 +492,9 @@ def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
         # UTF-8, no NUL byte, read block by block; an empty log (a run killed as Lightning began it) draws nothing:
         # it was "no step column: not a training log", which stopped the report
         rows = csv_rows(path)
-        if rows and "step" not in rows[0]:
+        if rows and "step" not in rows[0][1]:
             raise SateError(f"{path}: no step column: not a training log")
-        for line, row in enumerate(rows, start=2):
+        for line, row in rows:
             for key, _ in CURVES:
                 if row.get(key):
                     try:

@@ -419,6 +419,20 @@ def test_a_value_beyond_what_training_logs_is_not_drawn(tmp_path: Path, capsys: 
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
+def test_a_bad_row_of_a_log_is_named_by_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """33rd hostile pass: a row was named by its place among the rows, a line too early for each blank line and
+    quoted line break above it: "metrics.csv:4" of a value on line 6."""
+    exp = tmp_path / "exp"
+    write_system(exp, "st", SYSTEMS["st"], REFS)
+    log = exp / "st" / "logs" / "version_0" / "metrics.csv"
+    log.parent.mkdir(parents=True)
+    log.write_text('epoch,step,train/loss,note\n0,1,2.0,\n\n0,2,1.5,"a\nb"\n0,3,abc,\n')
+    assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate report: error: {log}:6: step '3' and train/loss 'abc' must be "
+                                               "numbers")
+
+
 def test_a_step_beyond_any_count_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An edited log's step of 10**400 was an OverflowError traceback inside matplotlib (nineteenth hostile pass)."""
     exp = tmp_path / "exp"
