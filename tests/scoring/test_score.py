@@ -912,3 +912,29 @@ def test_references_that_are_all_blank_are_refused(tmp_path: Path, capsys: pytes
         sacrebleu_scores(["a", "b"], ["", " "])
     ref.write_text("\nWie geht's dir?\n", encoding="utf-8")
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+
+
+def test_files_whose_lines_end_with_a_carriage_return_alone_are_said(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """33rd hostile pass: a hypothesis file and a reference file both saved with \\r line ends are one line each, as
+    many as each other: scored as one sentence each (BLEU 50.0 of a pair whose lines score 55.8), exit 0, without a
+    word. The note's advice, followed, gives the lines' scores; CRLF line ends say nothing."""
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_bytes(b"the cat sat on a mat\rhello world\r")
+    ref.write_bytes(b"the cat sat on the mat\rhello world\r")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    out, err = capsys.readouterr()
+    assert " = 50.0 " in out
+    for path in (hyp, ref):
+        assert (f"sate score: note: {path} holds carriage returns (\\r) inside 1 of its 1 lines (lines that end "
+                "with \\r alone?): sacreBLEU splits lines on \\n only, so each such line, with the sentences in it, is "
+                f"scored as one; save it with \\n line ends (sed 's/\\r$//' {path} | tr '\\r' '\\n' > {path}.lf && mv "
+                f"{path}.lf {path})\n") in err
+        subprocess.run(f"sed 's/\\r$//' {path} | tr '\\r' '\\n' > {path}.lf && mv {path}.lf {path}", shell=True,
+                       check=True)
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    out, err = capsys.readouterr()
+    assert " = 55.8 " in out and err == ""
+    ref.write_bytes(b"the cat sat on the mat\r\nhello world\r\n")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    assert capsys.readouterr().err == ""
