@@ -105,7 +105,7 @@ class StreamResults(TypedDict, total=False):
 
     policy: str
     chunk: float
-    latency: dict[str, float | int]
+    latency: dict[str, float | int | None]
     chunks: int
     encoder_seconds: float
     decoder_seconds: float
