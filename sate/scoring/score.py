@@ -276,9 +276,11 @@ def carriage_return_note(path: Path, lines: Sequence[str]) -> str | None:
     """A note when lines of `path` hold a carriage return inside (a file saved with classic Mac OS line ends, \\r
     alone): sacreBLEU splits on \\n only, so such a file is one line, scored as one sentence. Where the other file is
     saved so too, the counts agree, and the BLEU of both as one sentence each (50.0 of a pair whose lines score 55.8)
-    was printed, exit 0, without a word (33rd hostile pass); counts that differ say it in their error."""
+    was printed, exit 0, without a word (33rd hostile pass); counts that differ say it in their error. Only where
+    half the lines hold one or more: a manifest's tgt holding a stray \\r (another tool's) is a line of evaluate's
+    ref.txt, and splitting it, as the advice does, would shift every line after it."""
     held = sum("\r" in line for line in lines)
-    if not held:
+    if not held or held * 2 < len(lines):
         return None
     word = shell_word(str(path))
     how = f" (sed 's/\\r$//' {word} | tr '\\r' '\\n' > {word}.lf && mv {word}.lf {word})" if sed_editable(path) else ""

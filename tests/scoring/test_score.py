@@ -918,7 +918,7 @@ def test_files_whose_lines_end_with_a_carriage_return_alone_are_said(tmp_path: P
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """33rd hostile pass: a hypothesis file and a reference file both saved with \\r line ends are one line each, as
     many as each other: scored as one sentence each (BLEU 50.0 of a pair whose lines score 55.8), exit 0, without a
-    word. The note's advice, followed, gives the lines' scores; CRLF line ends say nothing."""
+    word. The note's advice, followed, gives the lines' scores; CRLF line ends and a stray \\r say nothing."""
     hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
     hyp.write_bytes(b"the cat sat on a mat\rhello world\r")
     ref.write_bytes(b"the cat sat on the mat\rhello world\r")
@@ -936,5 +936,9 @@ def test_files_whose_lines_end_with_a_carriage_return_alone_are_said(tmp_path: P
     out, err = capsys.readouterr()
     assert " = 55.8 " in out and err == ""
     ref.write_bytes(b"the cat sat on the mat\r\nhello world\r\n")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    assert capsys.readouterr().err == ""
+    ref.write_bytes(b"the cat sat\ron the mat\nhello world\nthe end\n")  # a stray one, a line of the text
+    hyp.write_bytes(b"the cat sat on a mat\nhello world\nthe end\n")
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
     assert capsys.readouterr().err == ""
