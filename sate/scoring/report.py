@@ -399,7 +399,14 @@ def _with_ci(row: dict, key: str) -> str:
 
 
 def _p(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}" + ("*" if value < 0.05 else "")
+    """A p-value to 3 decimals, * where it is under 0.05; to as many as tell it from 0.05 where 3 round it up to that:
+    sacreBLEU's 50/1001 was tabled "0.050*", a p the legend's "* marks p < 0.05" does not mark (33rd hostile pass)."""
+    if value is None:
+        return "-"
+    shown_value = f"{value:.3f}"
+    if value < 0.05 <= float(shown_value):
+        shown_value = f"{value:.4g}"
+    return shown_value + ("*" if value < 0.05 else "")
 
 
 def decoded_how(result: dict) -> str:

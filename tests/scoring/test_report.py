@@ -1039,3 +1039,12 @@ def test_curves_of_more_than_ten_systems_get_a_colour_each(monkeypatch: pytest.M
     systems = {f"st{k:02d}": {"train/loss": [(1, 2.0 + k), (2, 1.5 + k)]} for k in range(12)}
     assert plot_curves(systems).startswith(b"\x89PNG")
     assert len(drawn) == 12 and len({str(c) for c in drawn}) == 12
+
+
+def test_a_p_value_just_under_the_threshold_is_not_tabled_as_it() -> None:
+    """33rd hostile pass: sacreBLEU's p-value of 50/1001 (0.04995) was tabled "0.050*", marked as under 0.05 where it
+    read as 0.05; 49/1001 and 51/1001 are tabled to 3 decimals as before."""
+    from sate.scoring.report import _p
+
+    assert [_p(k / 1001) for k in (49, 50, 51)] == ["0.049*", "0.04995*", "0.051"]
+    assert (_p(None), _p(1.0), _p(1 / 1001)) == ("-", "1.000", "0.001*")
