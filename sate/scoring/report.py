@@ -29,7 +29,7 @@ from sate.files import (
     replace_together,
 )
 from sate.numbers import is_int64, is_number
-from sate.scoring.degeneration import length_ratio, length_unit
+from sate.scoring.degeneration import length_ratio, length_unit, share_text
 from sate.scoring.score import normalize_words, read_lines
 from sate.scoring.significance import paired_bootstrap, seed_note
 from sate.targets import (
@@ -459,7 +459,7 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
         split = table_cell(r["split"] + decoded_how(r))
         lines.append(f"| {system} | {split} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "
                      f"{_fmt(r.get('ter'))} | {_wer(r)} | {_fmt(r.get('length_ratio'), 2)} | "
-                     f"{'-' if loops is None else f'{loops:.0%}'} | {p} | {_fmt(r.get('train_minutes'))} |")
+                     f"{'-' if loops is None else share_text(loops, 0)} | {p} | {_fmt(r.get('train_minutes'))} |")
     signatures = sorted({r["signature"]["bleu"] for r in rows if r.get("signature")})
     # a BLEU without a signature (a results.json written by hand: a paper's score) was tabled under the one signature
     # line as if it were of that kind (twenty-ninth hostile pass): where there is one, each signature names its rows
