@@ -492,9 +492,14 @@ LOGGED_MAX = 3.4028234663852886e38
 
 def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
     """metric -> [(step, value)] over every log version of a `sate train` dir; a log that is not the CSV Lightning
-    writes (no step column, a value that is not a number, binary data) is one `SateError` naming its line."""
+    writes (no step column, a value that is not a number, binary data) is one `SateError` naming its line. A version
+    whose steps begin at or before those drawn already is a run started again over them (a resume drops the rows
+    after its checkpoint, so its steps follow): its points replace theirs from its first step on. A fresh run in the
+    folder of a finished one whose checkpoints were removed (their rows kept) was drawn as one line going back from
+    the first run's last step to 0 and over it again (33rd hostile pass)."""
     curves: dict[str, list[tuple[int, float]]] = {}
     for path in metric_logs(system):
+        run: dict[str, list[tuple[int, float]]] = {}
         not_a_file(path, "a training log of `sate train`")  # a named pipe waited for a writer that never came
         # UTF-8, no NUL byte, read block by block; an empty log (a run killed as Lightning began it) draws nothing:
         # it was "no step column: not a training log", which stopped the report
@@ -514,7 +519,10 @@ def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
                                         "2**63 - 1)")
                     if abs(point[1]) > LOGGED_MAX:
                         point = (point[0], float("nan"))
-                    curves.setdefault(key, []).append(point)
+                    run.setdefault(key, []).append(point)
+        for key, points in run.items():
+            first = min(step for step, _ in points)
+            curves[key] = [point for point in curves.get(key, []) if point[0] < first] + points
     return curves
 
 

@@ -1048,3 +1048,21 @@ def test_a_p_value_just_under_the_threshold_is_not_tabled_as_it() -> None:
 
     assert [_p(k / 1001) for k in (49, 50, 51)] == ["0.049*", "0.04995*", "0.051"]
     assert (_p(None), _p(1.0), _p(1 / 1001)) == ("-", "1.000", "0.001*")
+
+
+def test_a_run_started_again_in_a_trained_folder_is_drawn_from_its_own_steps(tmp_path: Path) -> None:
+    """33rd hostile pass: a fresh run in the folder of a finished one whose checkpoints were removed (`sate train`
+    keeps that run's rows) was drawn as one line going back from step 3 to 1 and over it again; a resume's rows, which
+    follow the steps of the run it resumes, are drawn after them as before."""
+    from sate.scoring.report import read_curves
+
+    logs = tmp_path / "st" / "logs"
+    for version, text in (("version_0", "epoch,step,train/loss,valid/loss\n0,1,5.0,\n0,2,4.0,\n0,3,3.0,3.5\n"),
+                          ("version_1", "epoch,step,train/loss,valid/loss\n0,4,2.5,\n0,5,2.0,2.2\n"),
+                          ("version_2", "epoch,step,train/loss,valid/loss\n0,1,6.0,\n0,2,5.5,5.9\n")):
+        (logs / version).mkdir(parents=True)
+        (logs / version / "metrics.csv").write_text(text, encoding="utf-8")
+    assert read_curves(tmp_path / "st") == {"train/loss": [(1, 6.0), (2, 5.5)], "valid/loss": [(2, 5.9)]}
+    shutil.rmtree(logs / "version_2")
+    assert read_curves(tmp_path / "st") == {"train/loss": [(1, 5.0), (2, 4.0), (3, 3.0), (4, 2.5), (5, 2.0)],
+                                            "valid/loss": [(3, 3.5), (5, 2.2)]}
