@@ -114,6 +114,10 @@ def train_minutes(system: Path) -> float | None:
     return seconds / 60
 
 
+# The texts beside a results.json that the report reads (`inputs`): the scores checked, the paired tests
+EVALUATED_TEXTS = ("hyp.txt", "ref.txt", "transcript_ref.txt")
+
+
 def collect(exp: Path, splits: list[str]) -> list[dict]:
     found = []
     for system in sorted(p for p in exp.iterdir() if p.is_dir()):
@@ -121,6 +125,8 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
             path = system / f"decode_{split}" / layout.RESULTS
             not_a_file(path, "a results file of `sate evaluate`")  # a named pipe was skipped as missing
             if path.is_file():
+                for name in EVALUATED_TEXTS:  # a named pipe there was opened and waited on for ever (33rd pass)
+                    not_a_file(path.parent / name, "a text `sate evaluate` writes")
                 found.append((system, split, path))
     twice = given_twice(path for _, _, path in found)  # a system linked in twice was two rows, the one p = 1.000
     if twice is not None:
@@ -229,7 +235,7 @@ def inputs(exp: Path, rows: list[dict]) -> list[Path]:
     """Every file the report reads: each row's results, hypotheses, references and training time, and the logs."""
     systems = sorted({exp / r["system"] for r in rows} | {p for p in exp.iterdir() if (p / "logs").is_dir()})
     found = [exp / r["system"] / f"decode_{r['split']}" / name for r in rows
-             for name in (layout.RESULTS, "hyp.txt", "ref.txt", "transcript_ref.txt")]
+             for name in (layout.RESULTS, *EVALUATED_TEXTS)]
     return found + [p for s in systems for p in (s / layout.TRAIN_TIME, *metric_logs(s))]
 
 

@@ -1067,3 +1067,19 @@ def test_a_run_started_again_in_a_trained_folder_is_drawn_from_its_own_steps(tmp
     shutil.rmtree(logs / "version_2")
     assert read_curves(tmp_path / "st") == {"train/loss": [(1, 5.0), (2, 4.0), (3, 3.0), (4, 2.5), (5, 2.0)],
                                             "valid/loss": [(3, 3.5), (5, 2.2)]}
+
+
+@pytest.mark.parametrize("name", ["hyp.txt", "ref.txt", "transcript_ref.txt"])
+@pytest.mark.parametrize("system", ["st", "cascade"])
+def test_a_text_of_a_run_that_is_a_named_pipe_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
+                                                       system: str) -> None:
+    """33rd hostile pass: the baseline's hyp.txt (or a system's ref.txt) a named pipe was opened for the paired test
+    and waited on for ever; it is named before any work, as results.json is."""
+    for each, hyps in SYSTEMS.items():
+        write_system(tmp_path, each, hyps, REFS)
+    fifo = tmp_path / system / "decode_tst-COMMON" / name
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo)
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"sate report: error: {fifo}: a named pipe, not a text `sate evaluate` writes\n"
+    assert not (tmp_path / "results.md").exists()
