@@ -500,9 +500,10 @@ def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
     """metric -> [(step, value)] over every log version of a `sate train` dir; a log that is not the CSV Lightning
     writes (no step column, a value that is not a number, binary data) is one `SateError` naming its line. A version
     whose steps begin at or before those drawn already is a run started again over them (a resume drops the rows
-    after its checkpoint, so its steps follow): its points replace theirs from its first step on. A fresh run in the
-    folder of a finished one whose checkpoints were removed (their rows kept) was drawn as one line going back from
-    the first run's last step to 0 and over it again (33rd hostile pass)."""
+    after its checkpoint, so its steps follow): from its first step over all metrics on, its points replace those of
+    every metric drawn, so no earlier run's curve goes on beside it. A fresh run in the folder of a finished one
+    whose checkpoints were removed (their rows kept) was drawn as one line going back from the first run's last step
+    to 0 and over it again (33rd hostile pass)."""
     curves: dict[str, list[tuple[int, float]]] = {}
     for path in metric_logs(system):
         run: dict[str, list[tuple[int, float]]] = {}
@@ -526,9 +527,15 @@ def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
                     if abs(point[1]) > LOGGED_MAX:
                         point = (point[0], float("nan"))
                     run.setdefault(key, []).append(point)
+        if not run:
+            continue
+        # decided once a version, over every metric: per metric, a fresh run not yet validated was drawn beside the
+        # earlier run's validation curves, at steps it had not reached (review of the 33rd hostile pass)
+        first = min(step for points in run.values() for step, _ in points)
+        kept = {key: [point for point in points if point[0] < first] for key, points in curves.items()}
+        curves = {key: points for key, points in kept.items() if points}
         for key, points in run.items():
-            first = min(step for step, _ in points)
-            curves[key] = [point for point in curves.get(key, []) if point[0] < first] + points
+            curves[key] = curves.get(key, []) + points
     return curves
 
 

@@ -1069,6 +1069,28 @@ def test_a_run_started_again_in_a_trained_folder_is_drawn_from_its_own_steps(tmp
                                             "valid/loss": [(3, 3.5), (5, 2.2)]}
 
 
+def test_a_run_started_again_cuts_every_metric_of_the_earlier_run(tmp_path: Path) -> None:
+    """review of the 33rd hostile pass: "started again" was decided per metric, so a fresh run not yet validated
+    was drawn beside the earlier run's validation curves (valid/bleu 25 at step 5, a step the new run had not
+    reached); it is decided once per version, from its first step over every metric."""
+    from sate.scoring.report import read_curves
+
+    logs = tmp_path / "st" / "logs"
+    for version, text in (("version_0", "epoch,step,train/loss,valid/loss,valid/bleu\n0,1,5.0,,\n0,2,4.0,,\n"
+                                        "0,3,3.0,3.5,20\n0,4,2.8,,\n0,5,2.5,2.9,25\n"),
+                          ("version_1", "epoch,step,train/loss,valid/loss,valid/bleu\n0,1,6.0,,\n0,2,5.5,,\n")):
+        (logs / version).mkdir(parents=True)
+        (logs / version / "metrics.csv").write_text(text, encoding="utf-8")
+    assert read_curves(tmp_path / "st") == {"train/loss": [(1, 6.0), (2, 5.5)]}
+    # validated at other intervals: the earlier run's point at step 2 does not join the new run's line
+    (logs / "version_1" / "metrics.csv").write_text("epoch,step,train/loss,valid/loss,valid/bleu\n0,1,6.0,,\n"
+                                                   "0,4,5.0,4.4,18\n", encoding="utf-8")
+    (logs / "version_0" / "metrics.csv").write_text("epoch,step,train/loss,valid/loss,valid/bleu\n0,1,5.0,,\n"
+                                                   "0,2,4.0,3.9,21\n0,4,3.0,3.5,22\n", encoding="utf-8")
+    assert read_curves(tmp_path / "st") == {"train/loss": [(1, 6.0), (4, 5.0)], "valid/loss": [(4, 4.4)],
+                                            "valid/bleu": [(4, 18.0)]}
+
+
 @pytest.mark.parametrize("name", ["hyp.txt", "ref.txt", "transcript_ref.txt"])
 @pytest.mark.parametrize("system", ["st", "cascade"])
 def test_a_text_of_a_run_that_is_a_named_pipe_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
