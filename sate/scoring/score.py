@@ -272,21 +272,29 @@ def bom_note(path: Path, lines: Sequence[str]) -> str | None:
     return None
 
 
-def carriage_return_note(path: Path, lines: Sequence[str]) -> str | None:
+def carriage_return_note(path: Path, lines: Sequence[str], other: Sequence[str]) -> str | None:
     """A note when lines of `path` hold a carriage return inside (a file saved with classic Mac OS line ends, \\r
     alone): sacreBLEU splits on \\n only, so such a file is one line, scored as one sentence. Where the other file is
     saved so too, the counts agree, and the BLEU of both as one sentence each (50.0 of a pair whose lines score 55.8)
     was printed, exit 0, without a word (33rd hostile pass); counts that differ say it in their error. Only where
-    half the lines hold one or more: a manifest's tgt holding a stray \\r (another tool's) is a line of evaluate's
-    ref.txt, and splitting it, as the advice does, would shift every line after it."""
-    held = sum("\r" in line for line in lines)
-    if not held or held * 2 < len(lines):
+    the same lines of `other` (as many) hold one inside too: a stray \\r in a manifest's tgt (another tool's) is a
+    line of evaluate's ref.txt, and splitting it, as the advice does, would shift every line after it ("half the
+    lines hold one" let it through in a file of one or two lines: review33r)."""
+    inside = [cr_inside(line) for line in lines]
+    if not any(inside) or inside != [cr_inside(line) for line in other]:
         return None
+    held = sum(inside)
     word = shell_word(str(path))
     how = f" (sed 's/\\r$//' {word} | tr '\\r' '\\n' > {word}.lf && mv {word}.lf {word})" if sed_editable(path) else ""
     return (f"sate score: note: {one_line(str(path))} holds carriage returns (\\r) inside {held} of its {len(lines)} "
             "lines (lines that end with \\r alone?): sacreBLEU splits lines on \\n only, so each such line, with the "
             f"sentences in it, is scored as one; save it with \\n line ends{how}")
+
+
+def cr_inside(line: str) -> bool:
+    """Whether `line` holds a carriage return before its end: one at its end alone (a file of one sentence saved
+    with \\r line ends) is the line break the note's `sed` removes, and scores as the line."""
+    return "\r" in line.removesuffix("\r")
 
 
 COMPRESSED = (".gz", ".bz2", ".xz", ".zst")  # what `sed -i` edits as bytes: the advice did nothing to a *.gz
@@ -582,8 +590,8 @@ def run(args: argparse.Namespace) -> int:
     if wer is not None and wer.wer is None:
         raise SateError(f"{ref}: the references hold no words after normalisation; WER is undefined "
                         f"({len(refs)} blank or sound-tag-only lines)")
-    for path, lines in ((hyp, hyps), (ref, refs)):
-        for note in (subword_note(path, lines), bom_note(path, lines), carriage_return_note(path, lines)):
+    for path, lines, other in ((hyp, hyps, refs), (ref, refs, hyps)):
+        for note in (subword_note(path, lines), bom_note(path, lines), carriage_return_note(path, lines, other)):
             if note is not None:
                 print(note, file=sys.stderr)
     note = own_references_note(hyp, ref, refs)
