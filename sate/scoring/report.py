@@ -27,6 +27,7 @@ from sate.files import (
     not_a_file,
     read_json,
     replace_together,
+    what_is_there,
 )
 from sate.numbers import is_int64, is_number
 from sate.scoring.degeneration import length_ratio, length_unit, share_text
@@ -118,6 +119,19 @@ def train_minutes(system: Path) -> float | None:
 EVALUATED_TEXTS = ("hyp.txt", "ref.txt", "transcript_ref.txt")
 
 
+def _not_a_text(path: Path) -> None:
+    """Refuse what is not a regular file at a text beside a tabled results.json (`not_a_file`). A broken link is a
+    file gone to its user (its target removed to save room), which the report tables untested: its line says to
+    remove the link, where it named the link alone (review33r)."""
+    kind = what_is_there(path)
+    if kind is None:
+        return
+    untested = "its WER not compared" if path.name == "transcript_ref.txt" else "untested"
+    way = (f": remove the link to table the system as one whose text is gone ({untested}), or restore the file it "
+           "leads to") if kind.startswith("a broken symlink") else ""
+    raise SateError(f"{path}: {kind}, not a text `sate evaluate` writes{way}")
+
+
 def collect(exp: Path, splits: list[str]) -> list[dict]:
     found = []
     for system in sorted(p for p in exp.iterdir() if p.is_dir()):
@@ -126,7 +140,7 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
             not_a_file(path, "a results file of `sate evaluate`")  # a named pipe was skipped as missing
             if path.is_file():
                 for name in EVALUATED_TEXTS:  # a named pipe there was opened and waited on for ever (33rd pass)
-                    not_a_file(path.parent / name, "a text `sate evaluate` writes")
+                    _not_a_text(path.parent / name)
                 found.append((system, split, path))
     twice = given_twice(path for _, _, path in found)  # a system linked in twice was two rows, the one p = 1.000
     if twice is not None:
