@@ -584,12 +584,12 @@ def run(args: argparse.Namespace) -> int:
                         + (_line_ends_hint(hyp, hyps, ref, refs) or _blank_end_hint(hyp, hyps, ref, refs)))
     if not refs:
         raise SateError(f"{ref}: no lines to score")
-    if not any(line.strip() for line in refs):
-        raise SateError(blank_references(f"--ref {ref}: every one of its {len(refs):,} lines is"))
     wer = word_error_rate(hyps, refs) if args.wer else None
-    if wer is not None and wer.wer is None:
+    if wer is not None and wer.wer is None:  # first: all-blank transcripts got the translations' message (review33r)
         raise SateError(f"{ref}: the references hold no words after normalisation; WER is undefined "
                         f"({len(refs)} blank or sound-tag-only lines)")
+    if not any(line.strip() for line in refs):
+        raise SateError(blank_references(f"--ref {ref}: every one of its {len(refs):,} lines is"))
     for path, lines, other in ((hyp, hyps, refs), (ref, refs, hyps)):
         for note in (subword_note(path, lines), bom_note(path, lines), carriage_return_note(path, lines, other)):
             if note is not None:

@@ -75,6 +75,10 @@ def test_wer_against_blank_references_is_undefined_not_zero(tmp_path: Path, caps
         assert out == "" and err.count("\n") == 1
         assert f"{ref}: the references hold no words after normalisation; WER is undefined" in err
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0  # BLEU alone is what sacrebleu gives
+    ref.write_text("\n\n\n")  # all blank: --wer says WER's words, not the translations' (review33r)
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref), "--wer"]) == 2
+    assert capsys.readouterr().err == (f"sate score: error: {ref}: the references hold no words after normalisation; "
+                                       "WER is undefined (3 blank or sound-tag-only lines)\n")
 
 
 def test_score_reads_a_fifo_as_a_stream_and_names_a_directory(tmp_path: Path,
