@@ -143,8 +143,8 @@ def read_run(path: Path) -> Run:
     latency = stream.get("latency")
     if not isinstance(latency, dict):
         raise SateError(f"{file}: 'stream' lacks its latency (a mapping of al, laal, al_ca and laal_ca)")
-    if latency.get("sentences") == 0:  # what `sate evaluate` writes then (NaN): "must be a finite number" called
-        # its own file damaged (twenty-fifth hostile pass)
+    if latency.get("sentences") == 0:  # what `sate evaluate` writes then (null latencies; NaN before the 33rd
+        # pass): "must be a finite number" called its own file damaged (twenty-fifth hostile pass)
         raise SateError(f"{file}: no sentence of this run showed a word (stream.latency.sentences is 0): it has no "
                         "latency to draw; leave it out")
     given = {"stream.chunk": stream.get("chunk"), **{f"stream.latency.{key}": latency.get(key)

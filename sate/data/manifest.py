@@ -389,18 +389,31 @@ def _text_bytes(path: Path, gzipped: bool = False) -> bytes:
     return b"".join(blocks)
 
 
-def csv_rows(path: Path) -> list[dict[str, str]]:
+def csv_rows(path: Path) -> list[tuple[int, dict[str, str | None]]]:
     """The rows of a CSV file of text with a header (`read_text_lines`; Lightning's metrics.csv), each by its
-    column names, none for an empty file; a row the csv module refuses is one `SateError` naming its line: a field
-    past the module's 128 KiB limit was a `_csv.Error` traceback in `sate report --curves` and at a resume. An
-    editor's byte-order mark is dropped: it hid the first column's name ("no step column")."""
+    column names (None for a field it lacks) with the number of the line it begins on, none for an empty file; a row
+    the csv module refuses is one `SateError` naming its line: a field past the module's 128 KiB limit was a
+    `_csv.Error` traceback in `sate report --curves` and at a resume. An editor's byte-order mark is dropped: it hid
+    the first column's name ("no step column"). Blank lines are skipped and counted: a row was named by its place
+    among the rows, a line too early for each blank line and quoted line break above it (33rd hostile pass)."""
     lines = read_text_lines(path, strip_bom=True)
     _check_header_line(path, lines)
-    reader = csv.DictReader(lines)
+    reader = csv.reader(lines)
+    rows: list[tuple[int, dict[str, str | None]]] = []
+    names: list[str] | None = None
+    end = 0
     try:
-        return list(reader)
+        for record in reader:
+            start, end = end + 1, reader.line_num
+            if not record:
+                continue
+            if names is None:
+                names = record
+                continue
+            rows.append((start, dict(zip(names, record + [None] * (len(names) - len(record)), strict=False))))
     except csv.Error as err:
-        raise _not_a_row(path, reader.line_num, err) from None  # DictReader's: the lines of the rows it gave
+        raise _not_a_row(path, end, err) from None
+    return rows
 
 
 def csv_records(path: Path) -> tuple[list[str], list[tuple[list[str], int]]]:

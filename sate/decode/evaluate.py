@@ -105,7 +105,7 @@ class StreamResults(TypedDict, total=False):
 
     policy: str
     chunk: float
-    latency: dict[str, float | int]
+    latency: dict[str, float | int | None]
     chunks: int
     encoder_seconds: float
     decoder_seconds: float
@@ -262,7 +262,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     from sate.decode.pack import check_experiment_task  # beside the pack's loader, which api imports anyway
     from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory  # heavy: torch
     from sate.scoring.degeneration import length_line, length_ratio, length_unit, loop_share
-    from sate.scoring.score import format_text, sacrebleu_scores, wer_line, word_error_rate
+    from sate.scoring.score import blank_references, format_text, sacrebleu_scores, wer_line, word_error_rate
     from sate.scoring.significance import bootstrap_seed, confidence
 
     if batch_size < 1:
@@ -318,6 +318,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"{manifest}: no rows to evaluate")
     if mode != "asr":  # before decoding: scoring translations needs references, and their bootstrap a seed
         require_translations(manifest, rows)
+        if not any(row["tgt"].strip() for row in rows):  # scored BLEU 0, TER 100 after the whole decode, exit 0
+            raise SateError(blank_references(f"{manifest}: the tgt of every one of its {len(rows):,} rows is",
+                                             "prepare the split from its translations (sate prep)"))
         bootstrap_seed()
     if not talks:  # Whisper's window: a longer row was refused once decoding reached it (streamed: 30 s into it)
         # `sate prep --max-duration` drops rows of training splits only: for a test split that advice, followed,

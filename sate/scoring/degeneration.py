@@ -85,13 +85,26 @@ def length_unit(refs: Sequence[str]) -> str:
     return "13a tokens" if unspaced_script(refs) is None else "characters"
 
 
+def share_text(share: float, digits: int = 1) -> str:
+    """A share (0-1) in percent to ``digits`` decimals, never rounded to none or to all where it is neither: one
+    output of 2,000 that loops was "0.0%" in `sate evaluate`'s line and "0%" in `sate report`'s table, read as none
+    (33rd hostile pass); "<0.1%" and ">99.9%" say it."""
+    text = f"{share:.{digits}%}"
+    step = 10.0 ** -digits
+    if 0 < share and float(text[:-1]) == 0:
+        return f"<{step:.{digits}f}%"
+    if share < 1 and float(text[:-1]) == 100:
+        return f">{100 - step:.{digits}f}%"
+    return text
+
+
 def length_line(ratio: float, unit: str, share: float) -> str:
     """`sate evaluate`'s line of the length ratio and the loops. For Chinese and Japanese it names its unit: the BLEU
     line just above it says "ratio = 1.000" (13a tokens, BLEU's brevity penalty) where this one said 0.235 of the
     same outputs, two ratios a few lines apart that disagreed without a word (review29r)."""
     how = "" if unit == "13a tokens" else f", in {unit}; the BLEU line's ratio counts 13a tokens"
     return (f"length ratio (hypothesis / reference{how}) {ratio:.3f}; outputs with a word (zh, ja: a unit of 1-8 "
-            f"characters) repeated {LOOP}+ times in a row: {share:.1%}")
+            f"characters) repeated {LOOP}+ times in a row: {share_text(share)}")
 
 
 def length_ratio(hyps: Sequence[str], refs: Sequence[str]) -> float:

@@ -86,16 +86,18 @@ def sentence_latency(delays: Sequence[float], elapsed: Sequence[float], source: 
                    al(elapsed, source, pace), laal(elapsed, source, reference_words))
 
 
-def corpus_latency(sentences: Sequence[Latency | None]) -> dict[str, float | int]:
-    """The corpus averages (seconds) of each score over the sentences that emitted something, and their count."""
+def corpus_latency(sentences: Sequence[Latency | None]) -> dict[str, float | int | None]:
+    """The corpus averages (seconds) of each score over the sentences that emitted something, and their count; each
+    None (JSON's null) where none did: NaN, which Python's json writes, is no JSON, and the results.json of a
+    streamed run without a word was refused by strict readers (JavaScript's "not valid JSON"; 33rd hostile pass)."""
     scored = [s for s in sentences if s is not None]
-    out: dict[str, float | int] = {"sentences": len(scored)}
+    out: dict[str, float | int | None] = {"sentences": len(scored)}
     for name in ("al", "laal", "al_ca", "laal_ca"):
-        out[name] = mean(getattr(s, name) for s in scored) if scored else float("nan")
+        out[name] = mean(getattr(s, name) for s in scored) if scored else None
     return out
 
 
-def latency_line(scores: dict[str, float | int]) -> str:
+def latency_line(scores: dict[str, float | int | None]) -> str:
     """One line of a report: the corpus averages of `corpus_latency`; none when no sentence showed a word (it said
     "AL nan s")."""
     if not scores["sentences"]:

@@ -27,9 +27,10 @@ from sate.files import (
     not_a_file,
     read_json,
     replace_together,
+    what_is_there,
 )
 from sate.numbers import is_int64, is_number
-from sate.scoring.degeneration import length_ratio, length_unit
+from sate.scoring.degeneration import length_ratio, length_unit, share_text
 from sate.scoring.score import normalize_words, read_lines
 from sate.scoring.significance import paired_bootstrap, seed_note
 from sate.targets import (
@@ -114,6 +115,23 @@ def train_minutes(system: Path) -> float | None:
     return seconds / 60
 
 
+# The texts beside a results.json that the report reads (`inputs`): the scores checked, the paired tests
+EVALUATED_TEXTS = ("hyp.txt", "ref.txt", "transcript_ref.txt")
+
+
+def _not_a_text(path: Path) -> None:
+    """Refuse what is not a regular file at a text beside a tabled results.json (`not_a_file`). A broken link is a
+    file gone to its user (its target removed to save room), which the report tables untested: its line says to
+    remove the link, where it named the link alone (review33r)."""
+    kind = what_is_there(path)
+    if kind is None:
+        return
+    untested = "its WER not compared" if path.name == "transcript_ref.txt" else "untested"
+    way = (f": remove the link to table the system as one whose text is gone ({untested}), or restore the file it "
+           "leads to") if kind.startswith("a broken symlink") else ""
+    raise SateError(f"{path}: {kind}, not a text `sate evaluate` writes{way}")
+
+
 def collect(exp: Path, splits: list[str]) -> list[dict]:
     found = []
     for system in sorted(p for p in exp.iterdir() if p.is_dir()):
@@ -121,6 +139,8 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
             path = system / f"decode_{split}" / layout.RESULTS
             not_a_file(path, "a results file of `sate evaluate`")  # a named pipe was skipped as missing
             if path.is_file():
+                for name in EVALUATED_TEXTS:  # a named pipe there was opened and waited on for ever (33rd pass)
+                    _not_a_text(path.parent / name)
                 found.append((system, split, path))
     twice = given_twice(path for _, _, path in found)  # a system linked in twice was two rows, the one p = 1.000
     if twice is not None:
@@ -229,7 +249,7 @@ def inputs(exp: Path, rows: list[dict]) -> list[Path]:
     """Every file the report reads: each row's results, hypotheses, references and training time, and the logs."""
     systems = sorted({exp / r["system"] for r in rows} | {p for p in exp.iterdir() if (p / "logs").is_dir()})
     found = [exp / r["system"] / f"decode_{r['split']}" / name for r in rows
-             for name in (layout.RESULTS, "hyp.txt", "ref.txt", "transcript_ref.txt")]
+             for name in (layout.RESULTS, *EVALUATED_TEXTS)]
     return found + [p for s in systems for p in (s / layout.TRAIN_TIME, *metric_logs(s))]
 
 
@@ -342,6 +362,12 @@ def _missing_texts(folder: Path) -> str | None:
     return next((name for name in ("hyp.txt", "ref.txt") if not (folder / name).exists()), None)
 
 
+# The fewest sentences a paired test is made on: an exact paired randomisation test of n sentences (each sentence's
+# two outputs swapped or not) gives a two-sided p-value of at least 2 / 2**n, which reaches 0.05 from 6 sentences;
+# sacreBLEU's bootstrap gave 0.001 to a system better on each of 2, 3, 4 or 5 sentences, marked "beyond noise"
+MIN_TESTED_SENTENCES = 6
+
+
 def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
     """Give every translating row of a split with a `baseline` row its paired-bootstrap p-values against it."""
     for split in sorted({r["split"] for r in rows}):
@@ -362,6 +388,11 @@ def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
             # "beyond noise") and its intervals "± 0.0", from a split too small to tell noise (twenty-ninth pass)
             for r in systems:
                 r["untested"], r["bleu_ci"], r["chrf_ci"] = "one sentence: nothing to resample", None, None
+            continue
+        if len(refs) < MIN_TESTED_SENTENCES:  # sacreBLEU's bootstrap gave 0.001, marked *, to a system better on
+            # each of two sentences (33rd hostile pass): no paired test of so few can reach p < 0.05 (`MIN_TESTED_...`)
+            for r in systems:
+                r["untested"] = f"{len(refs)} sentences: too few to test"
             continue
         named = [(baseline, _hypotheses(folder, refs))]
         for r in list(others):
@@ -388,7 +419,14 @@ def _with_ci(row: dict, key: str) -> str:
 
 
 def _p(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}" + ("*" if value < 0.05 else "")
+    """A p-value to 3 decimals, * where it is under 0.05; to as many as tell it from 0.05 where 3 round it up to that:
+    sacreBLEU's 50/1001 was tabled "0.050*", a p the legend's "* marks p < 0.05" does not mark (33rd hostile pass)."""
+    if value is None:
+        return "-"
+    shown_value = f"{value:.3f}"
+    if value < 0.05 <= float(shown_value):
+        shown_value = f"{value:.4g}"
+    return shown_value + ("*" if value < 0.05 else "")
 
 
 def decoded_how(result: dict) -> str:
@@ -441,7 +479,7 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
         split = table_cell(r["split"] + decoded_how(r))
         lines.append(f"| {system} | {split} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "
                      f"{_fmt(r.get('ter'))} | {_wer(r)} | {_fmt(r.get('length_ratio'), 2)} | "
-                     f"{'-' if loops is None else f'{loops:.0%}'} | {p} | {_fmt(r.get('train_minutes'))} |")
+                     f"{'-' if loops is None else share_text(loops, 0)} | {p} | {_fmt(r.get('train_minutes'))} |")
     signatures = sorted({r["signature"]["bleu"] for r in rows if r.get("signature")})
     # a BLEU without a signature (a results.json written by hand: a paper's score) was tabled under the one signature
     # line as if it were of that kind (twenty-ninth hostile pass): where there is one, each signature names its rows
@@ -460,7 +498,8 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
                      "loops: outputs with a word (Chinese, Japanese: a unit of 1-8 characters) repeated 4+ times in "
                      + (f"a row. p: sacreBLEU's paired bootstrap test against the baseline ({seeded}); * marks "
                         "p < 0.05, a difference beyond noise." if tested else
-                        f"a row. p: no paired test was made (a split of one system, or of one sentence{unread})."))
+                        f"a row. p: no paired test was made (a split of one system, or of fewer than "
+                        f"{MIN_TESTED_SENTENCES} sentences{unread})."))
     return "\n".join(lines) + "\n"
 
 
@@ -473,16 +512,22 @@ LOGGED_MAX = 3.4028234663852886e38
 
 def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
     """metric -> [(step, value)] over every log version of a `sate train` dir; a log that is not the CSV Lightning
-    writes (no step column, a value that is not a number, binary data) is one `SateError` naming its line."""
+    writes (no step column, a value that is not a number, binary data) is one `SateError` naming its line. A version
+    whose steps begin at or before those drawn already is a run started again over them (a resume drops the rows
+    after its checkpoint, so its steps follow): from its first step over all metrics on, its points replace those of
+    every metric drawn, so no earlier run's curve goes on beside it. A fresh run in the folder of a finished one
+    whose checkpoints were removed (their rows kept) was drawn as one line going back from the first run's last step
+    to 0 and over it again (33rd hostile pass)."""
     curves: dict[str, list[tuple[int, float]]] = {}
     for path in metric_logs(system):
+        run: dict[str, list[tuple[int, float]]] = {}
         not_a_file(path, "a training log of `sate train`")  # a named pipe waited for a writer that never came
         # UTF-8, no NUL byte, read block by block; an empty log (a run killed as Lightning began it) draws nothing:
         # it was "no step column: not a training log", which stopped the report
         rows = csv_rows(path)
-        if rows and "step" not in rows[0]:
+        if rows and "step" not in rows[0][1]:
             raise SateError(f"{path}: no step column: not a training log")
-        for line, row in enumerate(rows, start=2):
+        for line, row in rows:
             for key, _ in CURVES:
                 if row.get(key):
                     try:
@@ -495,7 +540,16 @@ def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
                                         "2**63 - 1)")
                     if abs(point[1]) > LOGGED_MAX:
                         point = (point[0], float("nan"))
-                    curves.setdefault(key, []).append(point)
+                    run.setdefault(key, []).append(point)
+        if not run:
+            continue
+        # decided once a version, over every metric: per metric, a fresh run not yet validated was drawn beside the
+        # earlier run's validation curves, at steps it had not reached (review of the 33rd hostile pass)
+        first = min(step for points in run.values() for step, _ in points)
+        kept = {key: [point for point in points if point[0] < first] for key, points in curves.items()}
+        curves = {key: points for key, points in kept.items() if points}
+        for key, points in run.items():
+            curves[key] = curves.get(key, []) + points
     return curves
 
 

@@ -115,6 +115,13 @@ def unicode_note(hyps: Sequence[str], refs: Sequence[str], names: tuple[str, str
             "< FILE > FILE.nfc)")
 
 
+def blank_references(what: str, advice: str = "give the reference translations") -> str:
+    """Why references that are all blank lines are refused (``what``: which they are): any hypotheses score BLEU 0,
+    chrF 0 and TER 100 (blank ones TER 0) against them, which were printed and recorded, exit 0, without a word (33rd
+    hostile pass: a `cut -f3` of a file of two columns, a manifest whose ``tgt`` is blank in every row)."""
+    return f"{what} blank: there is no text to score against (BLEU and chrF 0, TER 100 of any hypotheses); {advice}"
+
+
 def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str],
                      names: tuple[str, str] = ("the hypotheses", "the references")) -> dict[str, MetricScore]:
     """BLEU, chrF and TER of ``hyps`` against one reference each, with sacrebleu CLI defaults (``names``: how a note
@@ -126,6 +133,8 @@ def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str],
         raise SateError(f"{len(hyps)} hypotheses but {len(refs)} references")
     if not refs:  # sacreBLEU's own check indexes the first hypothesis: an IndexError
         raise SateError("no sentences to score")
+    if not any(line.strip() for line in refs):
+        raise SateError(blank_references(f"{names[1]}: all {len(refs):,} are"))
     unspaced = unspaced_script(refs)
     if unspaced:  # a BLEU of the wrong kind, exit 0, without a word (twenty-fourth hostile pass): MuST-C's en-zh, en-ja
         print(f"note: the references are {unspaced} text, without spaces between words: BLEU with the 13a tokenizer "
@@ -261,6 +270,31 @@ def bom_note(path: Path, lines: Sequence[str]) -> str | None:
                 f"lines {where}: files saved with one, joined with cat?), each scored as part of its line's first word "
                 f"as sacrebleu scores it; remove them to score the text alone{sed}")
     return None
+
+
+def carriage_return_note(path: Path, lines: Sequence[str], other: Sequence[str]) -> str | None:
+    """A note when lines of `path` hold a carriage return inside (a file saved with classic Mac OS line ends, \\r
+    alone): sacreBLEU splits on \\n only, so such a file is one line, scored as one sentence. Where the other file is
+    saved so too, the counts agree, and the BLEU of both as one sentence each (50.0 of a pair whose lines score 55.8)
+    was printed, exit 0, without a word (33rd hostile pass); counts that differ say it in their error. Only where
+    the same lines of `other` (as many) hold one inside too: a stray \\r in a manifest's tgt (another tool's) is a
+    line of evaluate's ref.txt, and splitting it, as the advice does, would shift every line after it ("half the
+    lines hold one" let it through in a file of one or two lines: review33r)."""
+    inside = [cr_inside(line) for line in lines]
+    if not any(inside) or inside != [cr_inside(line) for line in other]:
+        return None
+    held = sum(inside)
+    word = shell_word(str(path))
+    how = f" (sed 's/\\r$//' {word} | tr '\\r' '\\n' > {word}.lf && mv {word}.lf {word})" if sed_editable(path) else ""
+    return (f"sate score: note: {one_line(str(path))} holds carriage returns (\\r) inside {held} of its {len(lines)} "
+            "lines (lines that end with \\r alone?): sacreBLEU splits lines on \\n only, so each such line, with the "
+            f"sentences in it, is scored as one; save it with \\n line ends{how}")
+
+
+def cr_inside(line: str) -> bool:
+    """Whether `line` holds a carriage return before its end: one at its end alone (a file of one sentence saved
+    with \\r line ends) is the line break the note's `sed` removes, and scores as the line."""
+    return "\r" in line.removesuffix("\r")
 
 
 COMPRESSED = (".gz", ".bz2", ".xz", ".zst")  # what `sed -i` edits as bytes: the advice did nothing to a *.gz
@@ -551,11 +585,13 @@ def run(args: argparse.Namespace) -> int:
     if not refs:
         raise SateError(f"{ref}: no lines to score")
     wer = word_error_rate(hyps, refs) if args.wer else None
-    if wer is not None and wer.wer is None:
+    if wer is not None and wer.wer is None:  # first: all-blank transcripts got the translations' message (review33r)
         raise SateError(f"{ref}: the references hold no words after normalisation; WER is undefined "
                         f"({len(refs)} blank or sound-tag-only lines)")
-    for path, lines in ((hyp, hyps), (ref, refs)):
-        for note in (subword_note(path, lines), bom_note(path, lines)):
+    if not any(line.strip() for line in refs):
+        raise SateError(blank_references(f"--ref {ref}: every one of its {len(refs):,} lines is"))
+    for path, lines, other in ((hyp, hyps, refs), (ref, refs, hyps)):
+        for note in (subword_note(path, lines), bom_note(path, lines), carriage_return_note(path, lines, other)):
             if note is not None:
                 print(note, file=sys.stderr)
     note = own_references_note(hyp, ref, refs)

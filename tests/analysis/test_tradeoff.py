@@ -127,6 +127,8 @@ def test_the_plot_never_replaces_an_input_a_checkpoint_or_a_file_of_another_kind
     # got nan", a damaged file, which it was not (twenty-fifth hostile pass)
     ({"latency": {"sentences": 0, **dict.fromkeys(("al", "laal", "al_ca", "laal_ca"), float("nan"))}},
      "results.json: no sentence of this run showed a word (stream.latency.sentences is 0): it has no latency"),
+    ({"latency": {"sentences": 0, **dict.fromkeys(("al", "laal", "al_ca", "laal_ca"), None)}},  # since the 33rd
+     "results.json: no sentence of this run showed a word (stream.latency.sentences is 0): it has no latency"),
     ({"chrf": "x"}, "chrf must be a finite number or null, got 'x'"),
     ({"stream": {"policy": "f" * 100_000 + "=3"}}, "unknown streaming policy 'fffff"),
 ])

@@ -64,7 +64,7 @@ def test_a_csv_log_whose_lines_end_with_nel_or_a_separator_is_said_so(tmp_path: 
                                             r"with it\?\); save it with \\n or \\r\\n line ends$"):
             read(path)
     path.write_text(f"epoch,step,note\n0,1,a{brk}b\n", encoding="utf-8")
-    assert csv_rows(path) == [{"epoch": "0", "step": "1", "note": f"a{brk}b"}]
+    assert csv_rows(path) == [(2, {"epoch": "0", "step": "1", "note": f"a{brk}b"})]
 
 
 

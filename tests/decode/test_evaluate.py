@@ -293,6 +293,21 @@ def test_an_empty_split_is_refused_before_decoding(tmp_path: Path, eval_packs: d
         sacrebleu_scores([], [])
 
 
+def test_a_split_whose_references_are_all_blank_is_refused_before_decoding(
+        tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path) -> None:
+    """33rd hostile pass: a manifest whose tgt is blank in every row was decoded whole, then scored BLEU 0, TER 100
+    and recorded, exit 0, without a word."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    rows = [json.loads(line) for line in (data / "dev.jsonl").read_text(encoding="utf-8").splitlines()]
+    (data / "dev.jsonl").write_text("".join(json.dumps({**row, "tgt": " "}) + "\n" for row in rows), encoding="utf-8")
+    with pytest.raises(SateError, match=rf"dev.jsonl: the tgt of every one of its {len(rows)} rows is blank: there is "
+                                        r"no text to score against \(BLEU and chrF 0, TER 100 of any hypotheses\); "
+                                        r"prepare the split from its translations \(sate prep\)"):
+        evaluate(eval_packs["mt"], data, "dev", tmp_path / "out", device="cpu")
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_whisper_cascade(tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path,
                              whisper_asr_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--model may name a Whisper directory: its own decoder transcribes each row, alone or into --mt-model."""

@@ -508,7 +508,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path, syn
         ended = zygote.run(argv, ws)
         assert ended.status == 0, (argv, ended.err[-2000:])
     results = json.loads((ws / "lat1/results.json").read_text())
-    for key in results["stream"]["latency"]:  # an untrained model writes nothing: latencies NaN, which the plot
+    for key in results["stream"]["latency"]:  # an untrained model writes nothing: latencies null, which the plot
         results["stream"]["latency"][key] = 1.0  # refuses
     (ws / "lat1/results.json").write_text(json.dumps(results))
     (ws / "lat2").mkdir()

@@ -419,6 +419,20 @@ def test_a_value_beyond_what_training_logs_is_not_drawn(tmp_path: Path, capsys: 
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
+def test_a_bad_row_of_a_log_is_named_by_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """33rd hostile pass: a row was named by its place among the rows, a line too early for each blank line and
+    quoted line break above it: "metrics.csv:4" of a value on line 6."""
+    exp = tmp_path / "exp"
+    write_system(exp, "st", SYSTEMS["st"], REFS)
+    log = exp / "st" / "logs" / "version_0" / "metrics.csv"
+    log.parent.mkdir(parents=True)
+    log.write_text('epoch,step,train/loss,note\n0,1,2.0,\n\n0,2,1.5,"a\nb"\n0,3,abc,\n')
+    assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate report: error: {log}:6: step '3' and train/loss 'abc' must be "
+                                               "numbers")
+
+
 def test_a_step_beyond_any_count_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An edited log's step of 10**400 was an OverflowError traceback inside matplotlib (nineteenth hostile pass)."""
     exp = tmp_path / "exp"
@@ -721,6 +735,25 @@ def test_a_system_without_its_texts_is_tabled_untested(tmp_path: Path, capsys: p
     assert "| - (no ref.txt) |" in table and "| - (no hyp.txt) |" in table
 
 
+def test_a_broken_link_at_a_systems_text_says_to_remove_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review of the 33rd hostile pass: a link whose target was removed at a system's hyp.txt (files removed to save
+    room, which the report tables untested) is named, as a broken link, and the line now says what to do; the
+    advice, followed, gives the table with the system untested."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    link = tmp_path / "cascade" / "decode_tst-COMMON" / "hyp.txt"
+    link.unlink()
+    link.symlink_to(tmp_path / "gone" / "hyp.txt")
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"sate report: error: {link}: a broken symlink (to {tmp_path / 'gone' / 'hyp.txt'}, which is not there), "
+        "not a text `sate evaluate` writes: remove the link to table the system as one whose text is gone (untested), "
+        "or restore the file it leads to\n")
+    link.unlink()
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert "| - (no hyp.txt) |" in capsys.readouterr().out
+
+
 def test_transcribing_systems_on_other_references_are_not_compared(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """Only the translations' references were compared: an ASR system evaluated on another test set under one split
@@ -906,7 +939,7 @@ def test_a_table_of_one_system_claims_no_paired_test(tmp_path: Path, capsys: pyt
     write_system(tmp_path, "st", SYSTEMS["st"], REFS)
     assert main(["report", "--exp", str(tmp_path)]) == 0
     said = capsys.readouterr().out
-    assert "p: no paired test was made (a split of one system, or of one sentence)." in said
+    assert "p: no paired test was made (a split of one system, or of fewer than 6 sentences)." in said
     assert "paired bootstrap test against" not in said
 
 
@@ -938,6 +971,22 @@ def test_a_split_of_one_sentence_is_not_tested(tmp_path: Path, capsys: pytest.Ca
     assert not any("±" in row or "*" in row for row in rows)
 
 
+@pytest.mark.parametrize("count", [2, 5])
+def test_a_split_of_fewer_than_six_sentences_is_not_tested(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           count: int) -> None:
+    """33rd hostile pass: sacreBLEU's bootstrap gave p = 0.001, marked *, to a system better than the baseline on each
+    of two sentences, where an exact paired test of n sentences gives no p under 2 / 2**n: not under 0.05 before 6.
+    Their intervals are kept (they are wide); six sentences are tested."""
+    write_system(tmp_path, "st", SYSTEMS["st"][:count], REFS[:count])
+    write_system(tmp_path, "cascade", SYSTEMS["cascade"][:count], REFS[:count])
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    said = capsys.readouterr().out
+    rows = [line for line in said.splitlines() if "tst-COMMON" in line]
+    assert len(rows) == 2 and all(f"- ({count} sentences: too few to test)" in row for row in rows), rows
+    assert all("±" in row for row in rows) and not any("*" in row for row in rows)
+    assert "p: no paired test was made (a split of one system, or of fewer than 6 sentences)." in said
+
+
 def test_a_seed_sacrebleu_cannot_read_stops_only_a_report_that_resamples(tmp_path: Path,
                                                                          capsys: pytest.CaptureFixture[str],
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
@@ -954,7 +1003,8 @@ def test_a_seed_sacrebleu_cannot_read_stops_only_a_report_that_resamples(tmp_pat
     for exp in ("asr_only", "one", "smoke"):
         assert main(["report", "--exp", str(tmp_path / exp)]) == 0
         assert (tmp_path / exp / "results.md").is_file()
-    assert ("p: no paired test was made (a split of one system, or of one sentence; SACREBLEU_SEED='abc' is no seed "
+    assert ("p: no paired test was made (a split of one system, or of fewer than 6 sentences; SACREBLEU_SEED='abc' is "
+            "no seed "
             "sacreBLEU reads)") in capsys.readouterr().out
 
 
@@ -985,7 +1035,8 @@ def test_the_users_page_of_the_report_says_what_the_table_says() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "recipes.md").read_text(encoding="utf-8")
     section = " ".join(page.split("## Results tables and learning curves")[1].split("\n## ")[0].split())
     for said in ("no signature recorded: paper", "- (one sentence: nothing to resample)", "SACREBLEU_SEED",
-                 "`length_unit`", "under an `--exp` of their own"):
+                 "`length_unit`", "under an `--exp` of their own", "sentences: too few to test)",
+                 "replaces the earlier run's points", "and for a split of fewer than 6 sentences"):
         assert said in section, said
 
 
@@ -1008,3 +1059,68 @@ def test_curves_of_more_than_ten_systems_get_a_colour_each(monkeypatch: pytest.M
     systems = {f"st{k:02d}": {"train/loss": [(1, 2.0 + k), (2, 1.5 + k)]} for k in range(12)}
     assert plot_curves(systems).startswith(b"\x89PNG")
     assert len(drawn) == 12 and len({str(c) for c in drawn}) == 12
+
+
+def test_a_p_value_just_under_the_threshold_is_not_tabled_as_it() -> None:
+    """33rd hostile pass: sacreBLEU's p-value of 50/1001 (0.04995) was tabled "0.050*", marked as under 0.05 where it
+    read as 0.05; 49/1001 and 51/1001 are tabled to 3 decimals as before."""
+    from sate.scoring.report import _p
+
+    assert [_p(k / 1001) for k in (49, 50, 51)] == ["0.049*", "0.04995*", "0.051"]
+    assert (_p(None), _p(1.0), _p(1 / 1001)) == ("-", "1.000", "0.001*")
+
+
+def test_a_run_started_again_in_a_trained_folder_is_drawn_from_its_own_steps(tmp_path: Path) -> None:
+    """33rd hostile pass: a fresh run in the folder of a finished one whose checkpoints were removed (`sate train`
+    keeps that run's rows) was drawn as one line going back from step 3 to 1 and over it again; a resume's rows, which
+    follow the steps of the run it resumes, are drawn after them as before."""
+    from sate.scoring.report import read_curves
+
+    logs = tmp_path / "st" / "logs"
+    for version, text in (("version_0", "epoch,step,train/loss,valid/loss\n0,1,5.0,\n0,2,4.0,\n0,3,3.0,3.5\n"),
+                          ("version_1", "epoch,step,train/loss,valid/loss\n0,4,2.5,\n0,5,2.0,2.2\n"),
+                          ("version_2", "epoch,step,train/loss,valid/loss\n0,1,6.0,\n0,2,5.5,5.9\n")):
+        (logs / version).mkdir(parents=True)
+        (logs / version / "metrics.csv").write_text(text, encoding="utf-8")
+    assert read_curves(tmp_path / "st") == {"train/loss": [(1, 6.0), (2, 5.5)], "valid/loss": [(2, 5.9)]}
+    shutil.rmtree(logs / "version_2")
+    assert read_curves(tmp_path / "st") == {"train/loss": [(1, 5.0), (2, 4.0), (3, 3.0), (4, 2.5), (5, 2.0)],
+                                            "valid/loss": [(3, 3.5), (5, 2.2)]}
+
+
+def test_a_run_started_again_cuts_every_metric_of_the_earlier_run(tmp_path: Path) -> None:
+    """review of the 33rd hostile pass: "started again" was decided per metric, so a fresh run not yet validated
+    was drawn beside the earlier run's validation curves (valid/bleu 25 at step 5, a step the new run had not
+    reached); it is decided once per version, from its first step over every metric."""
+    from sate.scoring.report import read_curves
+
+    logs = tmp_path / "st" / "logs"
+    for version, text in (("version_0", "epoch,step,train/loss,valid/loss,valid/bleu\n0,1,5.0,,\n0,2,4.0,,\n"
+                                        "0,3,3.0,3.5,20\n0,4,2.8,,\n0,5,2.5,2.9,25\n"),
+                          ("version_1", "epoch,step,train/loss,valid/loss,valid/bleu\n0,1,6.0,,\n0,2,5.5,,\n")):
+        (logs / version).mkdir(parents=True)
+        (logs / version / "metrics.csv").write_text(text, encoding="utf-8")
+    assert read_curves(tmp_path / "st") == {"train/loss": [(1, 6.0), (2, 5.5)]}
+    # validated at other intervals: the earlier run's point at step 2 does not join the new run's line
+    (logs / "version_1" / "metrics.csv").write_text("epoch,step,train/loss,valid/loss,valid/bleu\n0,1,6.0,,\n"
+                                                   "0,4,5.0,4.4,18\n", encoding="utf-8")
+    (logs / "version_0" / "metrics.csv").write_text("epoch,step,train/loss,valid/loss,valid/bleu\n0,1,5.0,,\n"
+                                                   "0,2,4.0,3.9,21\n0,4,3.0,3.5,22\n", encoding="utf-8")
+    assert read_curves(tmp_path / "st") == {"train/loss": [(1, 6.0), (4, 5.0)], "valid/loss": [(4, 4.4)],
+                                            "valid/bleu": [(4, 18.0)]}
+
+
+@pytest.mark.parametrize("name", ["hyp.txt", "ref.txt", "transcript_ref.txt"])
+@pytest.mark.parametrize("system", ["st", "cascade"])
+def test_a_text_of_a_run_that_is_a_named_pipe_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
+                                                       system: str) -> None:
+    """33rd hostile pass: the baseline's hyp.txt (or a system's ref.txt) a named pipe was opened for the paired test
+    and waited on for ever; it is named before any work, as results.json is."""
+    for each, hyps in SYSTEMS.items():
+        write_system(tmp_path, each, hyps, REFS)
+    fifo = tmp_path / system / "decode_tst-COMMON" / name
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo)
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"sate report: error: {fifo}: a named pipe, not a text `sate evaluate` writes\n"
+    assert not (tmp_path / "results.md").exists()

@@ -75,6 +75,10 @@ def test_wer_against_blank_references_is_undefined_not_zero(tmp_path: Path, caps
         assert out == "" and err.count("\n") == 1
         assert f"{ref}: the references hold no words after normalisation; WER is undefined" in err
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0  # BLEU alone is what sacrebleu gives
+    ref.write_text("\n\n\n")  # all blank: --wer says WER's words, not the translations' (review33r)
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref), "--wer"]) == 2
+    assert capsys.readouterr().err == (f"sate score: error: {ref}: the references hold no words after normalisation; "
+                                       "WER is undefined (3 blank or sound-tag-only lines)\n")
 
 
 def test_score_reads_a_fifo_as_a_stream_and_names_a_directory(tmp_path: Path,
@@ -896,3 +900,69 @@ def test_sed_is_advised_for_a_file_it_can_edit_alone(tmp_path: Path, capsys: pyt
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
     assert capsys.readouterr().err.endswith(f"{ref} ends with 2 lines of spaces alone (U+001C, U+00A0), each read as "
                                             "a sentence; remove them if no sentence is there\n")
+
+
+def test_references_that_are_all_blank_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """33rd hostile pass: a --ref of blank lines alone (`cut -f3` of a file of two columns) scored any hypotheses BLEU
+    0, chrF 0 and TER 100, exit 0, without a word; one blank reference among others is a sentence, scored."""
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_text("Das ist ein Test.\nWie geht es dir?\n", encoding="utf-8")
+    ref.write_text("\n \t\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
+    assert capsys.readouterr().err == (f"sate score: error: --ref {ref}: every one of its 2 lines is blank: there is "
+                                       "no text to score against (BLEU and chrF 0, TER 100 of any hypotheses); give "
+                                       "the reference translations\n")
+    with pytest.raises(SateError, match="the references: all 2 are blank: there is no text"):
+        sacrebleu_scores(["a", "b"], ["", " "])
+    ref.write_text("\nWie geht's dir?\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+
+
+def test_files_whose_lines_end_with_a_carriage_return_alone_are_said(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """33rd hostile pass: a hypothesis file and a reference file both saved with \\r line ends are one line each, as
+    many as each other: scored as one sentence each (BLEU 50.0 of a pair whose lines score 55.8), exit 0, without a
+    word. The note's advice, followed, gives the lines' scores; CRLF line ends and a stray \\r say nothing."""
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_bytes(b"the cat sat on a mat\rhello world\r")
+    ref.write_bytes(b"the cat sat on the mat\rhello world\r")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    out, err = capsys.readouterr()
+    assert " = 50.0 " in out
+    for path in (hyp, ref):
+        assert (f"sate score: note: {path} holds carriage returns (\\r) inside 1 of its 1 lines (lines that end "
+                "with \\r alone?): sacreBLEU splits lines on \\n only, so each such line, with the sentences in it, is "
+                f"scored as one; save it with \\n line ends (sed 's/\\r$//' {path} | tr '\\r' '\\n' > {path}.lf && mv "
+                f"{path}.lf {path})\n") in err
+        subprocess.run(f"sed 's/\\r$//' {path} | tr '\\r' '\\n' > {path}.lf && mv {path}.lf {path}", shell=True,
+                       check=True)
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    out, err = capsys.readouterr()
+    assert " = 55.8 " in out and err == ""
+    ref.write_bytes(b"the cat sat on the mat\r\nhello world\r\n")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    assert capsys.readouterr().err == ""
+    ref.write_bytes(b"the cat sat\ron the mat\nhello world\nthe end\n")  # a stray one, a line of the text
+    hyp.write_bytes(b"the cat sat on a mat\nhello world\nthe end\n")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("lines", [2, 1])
+def test_a_stray_carriage_return_in_a_short_reference_gets_no_advice(tmp_path: Path, lines: int,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Review of the 33rd hostile pass: a stray \\r in one of the 1 or 2 lines of a reference (a manifest's tgt,
+    a split of one or two sentences) was "half the lines" and got the advice to split it, which, followed, made the
+    next run "h.txt has 2 lines but r.txt has 3". The note needs the other file's same lines to hold one too; two
+    files saved with \\r line ends are still said, whatever their sentence counts."""
+    hyp, ref = tmp_path / "h.txt", tmp_path / "r.txt"
+    ref.write_text("".join(["Der Zug\rfährt ab.\n", "Hallo Welt\n"][:lines]), encoding="utf-8")
+    hyp.write_text("".join(["Der Zug fährt ab.\n", "Hallo Welt\n"][:lines]), encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    out, err = capsys.readouterr()
+    assert " = 100.0 " in out and err == ""
+    hyp.write_bytes(b"the cat sat on a mat\rhello world\rthe end\r")  # a sentence more than the reference
+    ref.write_bytes(b"the cat sat on the mat\rhello world\r")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {hyp} holds carriage returns" in err and f"note: {ref} holds carriage returns" in err

@@ -186,3 +186,15 @@ def test_the_printed_length_ratio_of_chinese_names_its_unit() -> None:
     assert line.startswith("length ratio (hypothesis / reference, in characters; the BLEU line's ratio counts 13a "
                            "tokens) 0.235; outputs with a word")
     assert length_line(0.5, length_unit(REFS), 0.0).startswith("length ratio (hypothesis / reference) 0.500; ")
+
+
+def test_a_share_of_loops_is_never_rounded_to_none_or_all() -> None:
+    """33rd hostile pass: one looping output in 2,000 was "0.0%" in `sate evaluate`'s line (and one in 300 "0%" in
+    `sate report`'s table), read as none."""
+    from sate.scoring.degeneration import length_line, share_text
+    from sate.scoring.report import markdown
+
+    assert length_line(1.0, "13a tokens", loop_share(["der der der der"] + ["a b"] * 2999)).endswith(": <0.1%")
+    assert [share_text(x) for x in (0.0, 0.25, 0.9996, 1.0)] == ["0.0%", "25.0%", ">99.9%", "100.0%"]
+    row = {"system": "st", "split": "tst-COMMON", "bleu": 20.0, "loop_share": 1 / 300}
+    assert "| <1% |" in markdown([row]) and "| 0% |" in markdown([{**row, "loop_share": 0.0}])
