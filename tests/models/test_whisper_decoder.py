@@ -459,3 +459,27 @@ def test_an_english_only_vocabulary_with_an_added_token_is_not_taken_for_multili
         else:
             with pytest.raises(SateError, match=r"a multilingual Whisper \(51865 tokens, <\|endoftext\|> 50257\)"):
                 whisper_tokens(directory, 51865)
+
+
+def test_words_added_to_the_tokenizer_are_text(whisper_asr_dir: Path, tmp_path: Path) -> None:
+    """A fine-tuned model's tokenizer with words added after Whisper's tokens (``tokenizer.add_tokens``): they were
+    left out of the transcript as control tokens, exit 0 (32nd hostile pass's leftover). They are text now, as
+    `tokenizers` decodes them, in tokenizer.json and in CTranslate2's vocabulary.json alike; added control tokens
+    (<|...|>, or marked special) are still left out."""
+    tokenizer = json.loads((whisper_asr_dir / "tokenizer.json").read_text(encoding="utf-8"))
+    entry = dict(tokenizer["added_tokens"][0])
+    tokenizer["added_tokens"] += [{**entry, "id": 60, "content": " sate", "special": False},
+                                  {**entry, "id": 61, "content": "<|speaker|>", "special": True},
+                                  {**entry, "id": 62, "content": "Ġdog", "special": False},
+                                  {**entry, "id": 63, "content": "[laugh]", "special": True}]
+    hf, ct2 = tmp_path / "hf", tmp_path / "ct2"
+    hf.mkdir(), ct2.mkdir()
+    (hf / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+    ids = [START, 1, 60, 61, 62, 63, 4, END]
+    assert whisper_tokens(hf, 64).decode(ids) == "cat sate dog mat"
+    tokenizers = pytest.importorskip("tokenizers")
+    assert tokenizers.Tokenizer.from_file(str(hf / "tokenizer.json")).decode(ids, skip_special_tokens=True) \
+        == " cat sate dog mat"
+    vocabulary = [*whisper_tokens(whisper_asr_dir, 60).tokens, " sate", "<|speaker|>", "Zürich"]  # as converted
+    (ct2 / "vocabulary.json").write_text(json.dumps(vocabulary), encoding="utf-8")
+    assert whisper_tokens(ct2, 64).decode([START, 62, 60, 61, 1, END]) == "Zürich sate cat"

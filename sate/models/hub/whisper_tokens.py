@@ -11,7 +11,7 @@ text is the tokens' characters mapped back to bytes, read as UTF-8.
 Only English-only models (``tiny.en`` ...) are decoded: their prompt is ``<|startoftranscript|><|notimestamps|>``.
 A multilingual model (a vocabulary of 51,865 tokens or more, Whisper's own test, whose ``<|endoftext|>`` is not
 GPT-2's 50256) needs a language and task token in its prompt and is refused; an English-only model with tokens
-added after its own is decoded.
+added after its own is decoded, an added word as text (`WhisperTokens.is_special`).
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ class WhisperTokens:
     end: int
     no_timestamps: int
     source: Path
+    added_text: frozenset[int] = frozenset()  # ids after the first special one that are words, not control tokens
+
 
     @property
     def prompt(self) -> list[int]:
@@ -61,8 +63,11 @@ class WhisperTokens:
         return [self.start, self.no_timestamps]
 
     def is_special(self, token: int) -> bool:
-        """Control tokens (<|...|>, timestamps): never part of the text. Regular tokens all come before them."""
-        return token >= min(self.start, self.end, self.no_timestamps)
+        """Control tokens (<|...|>, timestamps): never part of the text. Regular tokens all come before them but
+        ``added_text``, words a fine-tuned model's tokenizer added after Whisper's own tokens: they were left out of
+        the text as control tokens, a transcript without the very words the model was fine-tuned to write, exit 0
+        (32nd hostile pass's leftover)."""
+        return token >= min(self.start, self.end, self.no_timestamps) and token not in self.added_text
 
     def decode(self, ids: list[int]) -> str:
         """The text of `ids` (special tokens left out), leading and trailing spaces stripped."""
@@ -72,6 +77,9 @@ class WhisperTokens:
                 raise SateError(f"{self.source}: token id {token} is outside the vocabulary of {self.size}")
             if self.is_special(token) or token >= len(self.tokens):
                 continue
+            if token in self.added_text:
+                raw += _added_bytes(self.tokens[token])
+                continue
             try:
                 raw += bytes(BYTES[char] for char in self.tokens[token])
             except KeyError:
@@ -80,13 +88,28 @@ class WhisperTokens:
         return raw.decode("utf-8", errors="replace").strip()
 
 
-def _from_tokenizer_json(path: Path) -> dict[int, str]:
-    """id -> token of model.vocab and added_tokens; an id that is not a whole number >= 0, or one id given to two
-    tokens, is refused (a token would silently decode as another, or not at all)."""
+def _added_bytes(token: str) -> bytes:
+    """The bytes of a word a tokenizer added: its characters as byte-level BPE where they are that and make UTF-8
+    (tokenizers' decoding), else the text as written ("New York", with its space; "Zürich", whose ü tokenizers would
+    turn into the byte 0xFC, not UTF-8)."""
+    try:
+        raw = bytes(BYTES[char] for char in token)
+        raw.decode("utf-8")
+        return raw
+    except (KeyError, UnicodeDecodeError):
+        return token.encode("utf-8")
+
+
+def _from_tokenizer_json(path: Path) -> tuple[dict[int, str], set[int]]:
+    """id -> token of model.vocab and added_tokens, and the ids of the added tokens marked ``special``; an id that
+    is not a whole number >= 0, or one id given to two tokens, is refused (a token would silently decode as another,
+    or not at all)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         pairs = [(token, i) for token, i in data["model"]["vocab"].items()]
-        pairs += [(entry["content"], entry["id"]) for entry in data.get("added_tokens", [])]
+        added = data.get("added_tokens", [])
+        pairs += [(entry["content"], entry["id"]) for entry in added]
+        marked = {entry["id"] for entry in added if entry.get("special") is True}
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
         raise SateError(f"{path}: not a tokenizer.json with model.vocab and added_tokens ({err})") from None
     by_id: dict[int, str] = {}
@@ -95,27 +118,27 @@ def _from_tokenizer_json(path: Path) -> dict[int, str]:
             raise SateError(f"{path}: token {shown(str(token))} has the id {shown(i)}, not a whole number >= 0")
         if by_id.setdefault(i, str(token)) != str(token):
             raise SateError(f"{path}: id {i} is given to both {shown(by_id[i])} and {shown(str(token))}")
-    return by_id
+    return by_id, marked
 
 
-def _from_vocabulary_json(path: Path) -> dict[int, str]:
+def _from_vocabulary_json(path: Path) -> tuple[dict[int, str], set[int]]:
     try:
         tokens = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as err:
         raise SateError(f"{path}: cannot read ({err})") from None
     if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
         raise SateError(f"{path}: not a list of tokens")
-    return dict(enumerate(tokens))
+    return dict(enumerate(tokens)), set()
 
 
-def _from_vocabulary_txt(path: Path) -> dict[int, str]:
+def _from_vocabulary_txt(path: Path) -> tuple[dict[int, str], set[int]]:
     try:
         lines = path.read_text(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError) as err:
         raise SateError(f"{path}: cannot read ({err})") from None
     if lines and lines[-1] == "":
         lines.pop()
-    return dict(enumerate(lines))
+    return dict(enumerate(lines)), set()
 
 
 def whisper_tokens(directory: Path, vocab_size: int) -> WhisperTokens:
@@ -125,7 +148,7 @@ def whisper_tokens(directory: Path, vocab_size: int) -> WhisperTokens:
     path = next((directory / name for name in readers if (directory / name).is_file()), None)
     if path is None:
         raise SateError(f"{directory}: no {', '.join(readers)}: Whisper's decoder needs its vocabulary")
-    by_id = readers[path.name](path)
+    by_id, marked = readers[path.name](path)
     if not by_id or max(by_id) >= vocab_size:
         raise SateError(f"{path}: {max(by_id, default=-1) + 1} tokens for a decoder of {vocab_size}")
     tokens = [by_id.get(i, "") for i in range(max(by_id) + 1)]
@@ -144,4 +167,9 @@ def whisper_tokens(directory: Path, vocab_size: int) -> WhisperTokens:
     if gaps:  # each would decode as nothing: a tokenizer.json cut to a few tokens gave empty transcripts, exit 0
         raise SateError(f"{path}: {len(gaps):,} of the {first_special:,} regular ids have no token (the first: "
                         f"{gaps[0]}); is the vocabulary cut or damaged?")
-    return WhisperTokens(tokens, vocab_size, *(ids[SPECIAL[name]] for name in ("start", "end", "no_timestamps")), path)
+    # after Whisper's own: control tokens are written <|...|> (timestamps too) or marked special in tokenizer.json;
+    # another token is a word a fine-tuned model's tokenizer added (CTranslate2's vocabulary lists no flags)
+    added_text = frozenset(i for i in range(first_special, len(tokens)) if i in by_id and i not in marked
+                           and not (tokens[i].startswith("<|") and tokens[i].endswith("|>")))
+    return WhisperTokens(tokens, vocab_size, *(ids[SPECIAL[name]] for name in ("start", "end", "no_timestamps")), path,
+                         added_text)
