@@ -483,3 +483,24 @@ def test_words_added_to_the_tokenizer_are_text(whisper_asr_dir: Path, tmp_path: 
     vocabulary = [*whisper_tokens(whisper_asr_dir, 60).tokens, " sate", "<|speaker|>", "Zürich"]  # as converted
     (ct2 / "vocabulary.json").write_text(json.dumps(vocabulary), encoding="utf-8")
     assert whisper_tokens(ct2, 64).decode([START, 62, 60, 61, 1, END]) == "Zürich sate cat"
+
+
+@pytest.mark.slow
+def test_a_ctranslate2_3_0_to_3_4_conversion_is_read(ct2_dir: Path, tmp_path: Path) -> None:
+    """A model.bin of WhisperSpec revision 1 or 2 (CTranslate2 3.0-3.4: the same variables, only the number differs;
+    CTranslate2 4 loads it) was refused as "expected WhisperSpec revision 3", naming no remedy; it decodes as the
+    revision 3 file does. A later revision, which CTranslate2 4 refuses too, is refused saying to convert again."""
+    expected = WhisperRecognizer.load(ct2_dir).transcribe(waves())
+    data = (ct2_dir / "model.bin").read_bytes()
+    at = 4 + 2 + int.from_bytes(data[4:6], "little")  # version, the spec name's length and the name: the revision
+    assert int.from_bytes(data[at:at + 4], "little") == 3
+    for revision in (1, 2, 4):
+        old = tmp_path / str(revision)
+        shutil.copytree(ct2_dir, old)
+        (old / "model.bin").write_bytes(data[:at] + revision.to_bytes(4, "little") + data[at + 4:])
+        if revision == 4:
+            with pytest.raises(SateError, match=r"WhisperSpec revision 4; expected WhisperSpec revision 1 or 2 or 3: "
+                                                r"convert the model again with CTranslate2 4's"):
+                WhisperRecognizer.load(old)
+        else:
+            assert WhisperRecognizer.load(old).transcribe(waves()) == expected

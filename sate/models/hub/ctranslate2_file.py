@@ -94,7 +94,8 @@ def read_index(path: str | Path, spec: str, revisions: Collection[int]) -> Model
         (revision,) = r.take("<I")
         if name != spec or revision not in revisions:
             raise SateError(f"{path}: a CTranslate2 {name} revision {revision}; expected {spec} revision "
-                            f"{' or '.join(map(str, revisions))}")
+                            f"{' or '.join(map(str, revisions))}: convert the model again with CTranslate2 4's "
+                            "ct2-transformers-converter")
         (count,) = r.take("<I")
         variables: dict[str, Variable] = {}
         for _ in range(count):

@@ -36,7 +36,9 @@ from sate.models.hub.files import (
     read_weights,
 )
 
-CT2_SPEC, CT2_REVISIONS = "WhisperSpec", (3,)
+# Revisions 1 (CTranslate2 3.0) and 2 (3.1-3.4) store the same variables as 3 (3.5 on: only the number changed,
+# with the GELU variants of other specs) and CTranslate2 4 still loads them: they were refused, naming no remedy
+CT2_SPEC, CT2_REVISIONS = "WhisperSpec", (1, 2, 3)
 
 
 @dataclass(frozen=True)
