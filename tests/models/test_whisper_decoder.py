@@ -504,3 +504,22 @@ def test_a_ctranslate2_3_0_to_3_4_conversion_is_read(ct2_dir: Path, tmp_path: Pa
                 WhisperRecognizer.load(old)
         else:
             assert WhisperRecognizer.load(old).transcribe(waves()) == expected
+
+
+@pytest.mark.slow
+def test_a_slow_tokenizer_s_vocab_json_is_read(whisper_asr_dir: Path, tmp_path: Path) -> None:
+    """A Hugging Face Whisper saved with a slow tokenizer (vocab.json and added_tokens.json, no tokenizer.json:
+    transformers before 4.26 and the models fine-tuned with it) was refused for having no vocabulary; it reads as
+    tokenizer.json does. A vocab.json that is no object of token ids is one line naming it."""
+    tokenizer = json.loads((whisper_asr_dir / "tokenizer.json").read_text(encoding="utf-8"))
+    slow = tmp_path / "slow"
+    shutil.copytree(whisper_asr_dir, slow)
+    (slow / "tokenizer.json").unlink()
+    (slow / "vocab.json").write_text(json.dumps(tokenizer["model"]["vocab"]), encoding="utf-8")
+    (slow / "added_tokens.json").write_text(json.dumps({e["content"]: e["id"] for e in tokenizer["added_tokens"]}))
+    assert whisper_tokens(slow, 60).tokens == whisper_tokens(whisper_asr_dir, 60).tokens
+    assert WhisperRecognizer.load(slow).transcribe(waves()[:1]) == WhisperRecognizer.load(whisper_asr_dir).transcribe(
+        waves()[:1])
+    (slow / "added_tokens.json").write_text("[]")
+    with pytest.raises(SateError, match=r"added_tokens.json: not a JSON object of tokens and their ids"):
+        whisper_tokens(slow, 60)

