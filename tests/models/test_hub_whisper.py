@@ -376,3 +376,16 @@ def test_longer_than_30_s_refused() -> None:
             encoder(torch.zeros(1, 3001, 80), torch.tensor([3001]))
         with pytest.raises(SateError, match=r"reads \(B, T, 80\) Whisper log-mel features, got \(1, 10, 40\)"):
             encoder(torch.zeros(1, 10, 40), torch.tensor([10]))
+
+
+def test_a_model_file_of_ours_or_openai_s_at_a_hub_path_is_told_where_it_goes(tmp_path: Path) -> None:
+    """A model file of sate's (an ASR model.pt) or OpenAI whisper's checkpoint (tiny.en.pt) named at
+    model.acoustic.path was told to "name the model's directory (the folder holding its config.json and weights)",
+    and the experiment folder or ~/.cache/whisper so named was "not a Whisper model directory": the advice failed
+    (33rd hostile pass). The line says that a model of ours goes in through init, and which folder the path wants."""
+    for name in ("model.pt", "last.ckpt", "tiny.en.pt"):  # the name tells: nothing is read of the file
+        (path := tmp_path / name).write_bytes(b"PK\3\4")
+        with pytest.raises(SateError, match=r"^model.acoustic.path: .* is a file, not a downloaded model's folder; a "
+                                            r"model file or checkpoint of sate's fills model.acoustic through init "
+                                            r"\(`init: \{acoustic: \{path: FILE\}\}`.*\(OpenAI whisper's NAME.pt\)"):
+            whisper_sizes(path)
