@@ -4,6 +4,7 @@ tiny model and on the real tiny.en, batches equal to one by one, the vocabulary 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 import torch
 
 from sate.errors import SateError
+from sate.models.hub.ctranslate2_file import read_index
 from sate.models.hub.whisper import WhisperEncoder
 from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory
 from sate.models.hub.whisper_decoder import decoder_sizes, decoder_weights, load_decoder
@@ -485,25 +487,74 @@ def test_words_added_to_the_tokenizer_are_text(whisper_asr_dir: Path, tmp_path: 
     assert whisper_tokens(ct2, 64).decode([START, 62, 60, 61, 1, END]) == "Zürich sate cat"
 
 
-@pytest.mark.slow
-def test_a_ctranslate2_3_0_to_3_4_conversion_is_read(ct2_dir: Path, tmp_path: Path) -> None:
-    """A model.bin of WhisperSpec revision 1 or 2 (CTranslate2 3.0-3.4: the same variables, only the number differs;
-    CTranslate2 4 loads it) was refused as "expected WhisperSpec revision 3", naming no remedy; it decodes as the
-    revision 3 file does. A later revision, which CTranslate2 4 refuses too, is refused saying to convert again."""
-    expected = WhisperRecognizer.load(ct2_dir).transcribe(waves())
-    data = (ct2_dir / "model.bin").read_bytes()
+def patched_model_bin(source: Path, out: Path, revision: int, activation: int | None,
+                      rename: tuple[str, str] | None = None) -> Path:
+    """A copy of the CTranslate2 directory `source` whose model.bin says `revision` and stores `activation` in
+    ``decoder/activation`` (as CTranslate2 3.0-3.4 wrote revisions 1-2: 1); `rename` changes a variable's name."""
+    shutil.copytree(source, out)
+    data = bytearray((source / "model.bin").read_bytes())
     at = 4 + 2 + int.from_bytes(data[4:6], "little")  # version, the spec name's length and the name: the revision
     assert int.from_bytes(data[at:at + 4], "little") == 3
-    for revision in (1, 2, 4):
-        old = tmp_path / str(revision)
-        shutil.copytree(ct2_dir, old)
-        (old / "model.bin").write_bytes(data[:at] + revision.to_bytes(4, "little") + data[at + 4:])
-        if revision == 4:
-            with pytest.raises(SateError, match=r"WhisperSpec revision 4; expected WhisperSpec revision 1 or 2 or 3: "
-                                                r"convert the model again with CTranslate2 4's"):
-                WhisperRecognizer.load(old)
-        else:
-            assert WhisperRecognizer.load(old).transcribe(waves()) == expected
+    data[at:at + 4] = revision.to_bytes(4, "little")
+    if activation is not None:
+        variable = read_index(source / "model.bin", "WhisperSpec", (3,)).variables["decoder/activation"]
+        assert variable.nbytes == 1 and data[variable.offset] == 3  # int8, GELU: what CTranslate2 4 writes
+        data[variable.offset] = activation
+    if rename is not None:
+        data = data.replace(rename[0].encode() + b"\0", rename[1].encode() + b"\0")
+    (out / "model.bin").write_bytes(bytes(data))
+    return out
+
+
+def ct2_step_logits(directory: Path, feats: torch.Tensor, prompt: list[int]) -> tuple[list[int], torch.Tensor]:
+    """CTranslate2's greedy tokens of one (1, T, 80) utterance, nothing suppressed, and its logits at each step."""
+    ctranslate2 = pytest.importorskip("ctranslate2")
+    model = ctranslate2.models.Whisper(str(directory), device="cpu", compute_type="float32", intra_threads=1)
+    view = ctranslate2.StorageView.from_array(np.ascontiguousarray(feats.transpose(1, 2).numpy()))
+    (result,) = model.generate(view, [prompt], beam_size=1, max_length=32, return_logits_vocab=True,
+                               suppress_tokens=[], suppress_blank=False)
+    return result.sequences_ids[0], torch.tensor(np.stack([np.asarray(step) for step in result.logits[0]]))
+
+
+@pytest.mark.slow
+def test_a_ctranslate2_3_0_to_3_4_conversion_is_read(ct2_dir: Path, tmp_path: Path) -> None:
+    """A model.bin of WhisperSpec revision 1 or 2 (CTranslate2 3.0-3.4) was refused as "expected WhisperSpec
+    revision 3", naming no remedy; it is read, and its decoder runs what the file stores in decoder/activation, as
+    CTranslate2 4 runs it: 1 (GELUTanh, what 3.0-3.4 wrote), where revision 3 stores 3 (GELU). sate ran exact GELU
+    for any file: its logits were 6e-4 from CTranslate2's for such a file (review33w); within 2e-5 now, either way.
+    A later revision, which CTranslate2 4 refuses too, is refused saying to convert again."""
+    cases = {"2": (2, 1), "1": (1, 1), "3 storing 1": (3, 1), "3": (3, None)}
+    for name, (revision, activation) in cases.items():
+        directory = ct2_dir if activation is None else patched_model_bin(ct2_dir, tmp_path / name, revision,
+                                                                         activation)
+        ours = WhisperRecognizer.load(directory)
+        feats, lengths = ours.log_mel(waves()[:1])
+        tokens, want = ct2_step_logits(directory, feats, ours.tokens.prompt)
+        with torch.no_grad():
+            memory, memory_lengths = ours.encoder(feats, lengths)
+            got = ours.decoder(torch.tensor([[*ours.tokens.prompt, *tokens]]), memory, memory_lengths)[0]
+        got = got[len(ours.tokens.prompt) - 1:][:len(want)]
+        assert float((got - want).abs().max()) <= 2e-5, name  # measured: 3.5e-6; the other GELU: 6e-4
+        assert ours.decoder.layers[0].gelu == ("tanh" if activation == 1 else "none"), name
+    old = patched_model_bin(ct2_dir, tmp_path / "4", 4, None)
+    with pytest.raises(SateError, match=r"WhisperSpec revision 4; expected WhisperSpec revision 1 or 2 or 3: "
+                                        r"convert the model again with CTranslate2 4's"):
+        WhisperRecognizer.load(old)
+
+
+def test_a_ctranslate2_decoder_activation_sate_does_not_run_is_refused(ct2_dir: Path, tmp_path: Path) -> None:
+    """A decoder/activation other than GELU (3) or GELUTanh (1), or none (CTranslate2 would run ReLU), is one line
+    naming the file, the variable and the value: sate decoded it with GELU, exit 0 (review33w). The encoder alone
+    (acoustic.type whisper) stores no activation: CTranslate2 runs GELU there whatever the file, as sate does."""
+    for value, shown in ((0, "0 (ReLU)"), (4, "4 (GELUSigmoid)"), (9, "9")):
+        bad = patched_model_bin(ct2_dir, tmp_path / str(value), 3, value)
+        with pytest.raises(SateError, match=rf"^{bad}/model.bin: decoder/activation is {re.escape(shown)}; sate's "
+                                            r"Whisper decoder runs 3 \(GELU, Whisper's\) or 1 \(GELUTanh, "):
+            WhisperRecognizer.load(bad)
+        WhisperEncoder.from_directory(bad)
+    bad = patched_model_bin(ct2_dir, tmp_path / "none", 3, None, ("decoder/activation", "decoder/activatioX"))
+    with pytest.raises(SateError, match=rf"^{bad}/model.bin: no decoder/activation \(the decoder's activation"):
+        WhisperRecognizer.load(bad)
 
 
 @pytest.mark.slow
