@@ -574,3 +574,33 @@ def test_a_slow_tokenizer_s_vocab_json_is_read(whisper_asr_dir: Path, tmp_path: 
     (slow / "added_tokens.json").write_text("[]")
     with pytest.raises(SateError, match=r"added_tokens.json: not a JSON object of tokens and their ids"):
         whisper_tokens(slow, 60)
+
+
+def test_a_slow_tokenizer_s_special_tokens_are_left_out(whisper_asr_dir: Path, tmp_path: Path) -> None:
+    """A slow tokenizer's vocab.json and added_tokens.json mark no token special: a user's special token of another
+    form than <|...|> ([SPK], add_special_tokens) was printed in the transcript, exit 0, where the same tokenizer's
+    tokenizer.json marks it and it is left out (review33w). Its special_tokens_map.json and tokenizer_config.json,
+    which save_pretrained writes beside them, name it; an added word stays text. Either file unreadable: one line."""
+    tokenizer = json.loads((whisper_asr_dir / "tokenizer.json").read_text(encoding="utf-8"))
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "vocab.json").write_text(json.dumps(tokenizer["model"]["vocab"]), encoding="utf-8")
+    added = {e["content"]: e["id"] for e in tokenizer["added_tokens"]}
+    (slow / "added_tokens.json").write_text(json.dumps(added | {" sate": 60, "[SPK]": 61, "Ġdog": 62, "[laugh]": 63}))
+    ids = [START, 1, 60, 61, 62, 63, 4, END]
+    assert whisper_tokens(slow, 64).decode(ids) == "cat sate[SPK] dog[laugh] mat"  # without the two files
+    (slow / "special_tokens_map.json").write_text(json.dumps({
+        "eos_token": {"content": "<|endoftext|>", "special": True}, "additional_special_tokens": [
+            {"content": "[SPK]", "lstrip": False, "normalized": False, "rstrip": False, "single_word": False}]}))
+    assert whisper_tokens(slow, 64).decode(ids) == "cat sate dog[laugh] mat"
+    (slow / "tokenizer_config.json").write_text(json.dumps({"added_tokens_decoder": {
+        "60": {"content": " sate", "special": False}, "63": {"content": "[laugh]", "special": True}},
+        "additional_special_tokens": ["[SPK]"]}))
+    assert whisper_tokens(slow, 64).decode(ids) == "cat sate dog mat"
+    (slow / "special_tokens_map.json").unlink()
+    assert whisper_tokens(slow, 64).decode(ids) == "cat sate dog mat"  # tokenizer_config.json names [SPK] too
+    (slow / "tokenizer_config.json").write_text(json.dumps({"extra_special_tokens": ["[SPK]", "[laugh]"]}))
+    assert whisper_tokens(slow, 64).decode(ids) == "cat sate dog mat"  # as transformers 5 names them
+    (slow / "tokenizer_config.json").write_text("[]")
+    with pytest.raises(SateError, match=r"tokenizer_config.json: not a JSON object of the tokenizer's settings"):
+        whisper_tokens(slow, 64)

@@ -26,6 +26,9 @@ from sate.errors import SateError, shown
 
 TOKENIZER_JSON, VOCABULARY_JSON, VOCABULARY_TXT = "tokenizer.json", "vocabulary.json", "vocabulary.txt"
 VOCAB_JSON, ADDED_TOKENS_JSON = "vocab.json", "added_tokens.json"  # a slow tokenizer's save_pretrained
+# where a tokenizer without tokenizer.json's flags says which of its tokens are special (save_pretrained writes both)
+SPECIAL_TOKENS_MAP, TOKENIZER_CONFIG = "special_tokens_map.json", "tokenizer_config.json"
+SPECIAL_KEYS = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token")
 MULTILINGUAL_VOCAB = 51865  # Whisper's multilingual vocabularies have this many tokens or more; .en ones 51,864
 ENGLISH_END = 50256  # <|endoftext|> of an English-only vocabulary (GPT-2's); a multilingual one's is 50257
 SPECIAL = {"start": "<|startoftranscript|>", "end": "<|endoftext|>", "no_timestamps": "<|notimestamps|>"}
@@ -58,7 +61,6 @@ class WhisperTokens:
     no_timestamps: int
     source: Path
     added_text: frozenset[int] = frozenset()  # ids after the first special one that are words, not control tokens
-
 
     @property
     def prompt(self) -> list[int]:
@@ -146,6 +148,35 @@ def _by_id(path: Path, pairs: list[tuple[object, object]]) -> dict[int, str]:
     return by_id
 
 
+def _named_special(directory: Path) -> set[str]:
+    """The tokens a tokenizer's special_tokens_map.json and tokenizer_config.json name as special (their
+    ``*_token`` keys, ``additional_special_tokens`` or ``extra_special_tokens``, ``added_tokens_decoder`` entries
+    marked ``special``), each a
+    string or an object with its ``content``. A slow tokenizer's vocab.json and added_tokens.json mark none: a
+    user's special token of another form than <|...|> (``[SPK]``, added with ``add_special_tokens``) was printed in
+    the transcript, where the same tokenizer's tokenizer.json marks it and it is left out (review33w)."""
+    names: set[str] = set()
+    for file in (directory / SPECIAL_TOKENS_MAP, directory / TOKENIZER_CONFIG):
+        if not os.path.lexists(file):
+            continue
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as err:
+            raise SateError(f"{file}: cannot read ({err})") from None
+        if not isinstance(data, dict):
+            raise SateError(f"{file}: not a JSON object of the tokenizer's settings")
+        entries = [data.get(key) for key in SPECIAL_KEYS]
+        for key in ("additional_special_tokens", "extra_special_tokens"):  # the latter: transformers 5
+            more = data.get(key) or []
+            entries += more if isinstance(more, list) else list(more.values()) if isinstance(more, dict) else [more]
+        decoder = data.get("added_tokens_decoder") or {}
+        entries += [e for e in decoder.values() if isinstance(e, dict) and e.get("special") is True] \
+            if isinstance(decoder, dict) else []
+        names |= {e if isinstance(e, str) else e.get("content") for e in entries
+                  if isinstance(e, str) or isinstance(e, dict) and isinstance(e.get("content"), str)}
+    return names
+
+
 def _from_vocabulary_json(path: Path) -> tuple[dict[int, str], set[int]]:
     try:
         tokens = json.loads(path.read_text(encoding="utf-8"))
@@ -174,6 +205,9 @@ def whisper_tokens(directory: Path, vocab_size: int) -> WhisperTokens:
     if path is None:
         raise SateError(f"{directory}: no {', '.join(readers)}: Whisper's decoder needs its vocabulary")
     by_id, marked = readers[path.name](path)
+    if path.name != TOKENIZER_JSON:  # its own flags say it; the others have none
+        named = _named_special(directory)
+        marked |= {i for i, token in by_id.items() if token in named}
     if not by_id or max(by_id) >= vocab_size:
         raise SateError(f"{path}: {max(by_id, default=-1) + 1} tokens for a decoder of {vocab_size}")
     tokens = [by_id.get(i, "") for i in range(max(by_id) + 1)]
@@ -192,8 +226,9 @@ def whisper_tokens(directory: Path, vocab_size: int) -> WhisperTokens:
     if gaps:  # each would decode as nothing: a tokenizer.json cut to a few tokens gave empty transcripts, exit 0
         raise SateError(f"{path}: {len(gaps):,} of the {first_special:,} regular ids have no token (the first: "
                         f"{gaps[0]}); is the vocabulary cut or damaged?")
-    # after Whisper's own: control tokens are written <|...|> (timestamps too) or marked special in tokenizer.json;
-    # another token is a word a fine-tuned model's tokenizer added (CTranslate2's vocabulary lists no flags)
+    # after Whisper's own: control tokens are written <|...|> (timestamps too) or marked special in tokenizer.json
+    # (or, without it, named special in special_tokens_map.json or tokenizer_config.json); another token is a word a
+    # fine-tuned model's tokenizer added (CTranslate2's vocabulary lists no flags)
     added_text = frozenset(i for i in range(first_special, len(tokens)) if i in by_id and i not in marked
                            and not (tokens[i].startswith("<|") and tokens[i].endswith("|>")))
     return WhisperTokens(tokens, vocab_size, *(ids[SPECIAL[name]] for name in ("start", "end", "no_timestamps")), path,
