@@ -18,6 +18,7 @@ from torch.nn import functional as F
 
 from sate.errors import SateError
 from sate.models.hub.ctranslate2_file import read_index, read_tensors
+from sate.models.hub.files import hub_directory
 from sate.models.hub.whisper import WhisperEncoder, max_segment_seconds
 from sate.models.hub.whisper_asr import is_whisper_directory
 from sate.models.hub.whisper_decoder import decoder_sizes
@@ -389,3 +390,19 @@ def test_a_model_file_of_ours_or_openai_s_at_a_hub_path_is_told_where_it_goes(tm
                                             r"model file or checkpoint of sate's fills model.acoustic through init "
                                             r"\(`init: \{acoustic: \{path: FILE\}\}`.*\(OpenAI whisper's NAME.pt\)"):
             whisper_sizes(path)
+
+
+def test_an_espnet_checkpoint_at_a_hub_path_is_told_where_it_goes(tmp_path: Path) -> None:
+    """An ESPnet experiment's valid.acc.ave.pth at model.acoustic.path (or textual.path) kept the advice to name "the
+    folder holding its config.json and weights", and the experiment folder so named was "not a Whisper model
+    directory" (review33w); init reads such a file (docs/models.md), into sate's own types: the line says so."""
+    (path := tmp_path / "valid.acc.ave.pth").write_bytes(b"PK\3\4")
+    with pytest.raises(SateError, match=r"^model.acoustic.path: .* is a file, not a downloaded model's folder; an "
+                                        r"ESPnet experiment's checkpoint \(.pth, its config.yaml beside it\) fills "
+                                        r"model.acoustic through init \(`init: \{acoustic: \{path: FILE\}\}`, "
+                                        r"docs/models.md\) where model.acoustic.type is sate's own conformer or "
+                                        r"transformer, as the experiment's encoder, without model.acoustic.path"):
+        whisper_sizes(path)
+    with pytest.raises(SateError, match=r"^model.textual.path: .* fills model.textual through init .* where "
+                                        r"model.textual.type is sate's own transformer, "):
+        hub_directory(path, "textual.path")

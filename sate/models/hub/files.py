@@ -34,6 +34,16 @@ def hub_directory(path: str | Path | None, key: str) -> Path:
         raise SateError(f"{full} is not set: the weights are read from the downloaded model's directory (--set "
                         f"{full}=DIR, or fill the part from a model of ours with init:)")
     directory = Path(path)
+    if directory.is_file() and key.endswith(".path") and directory.suffix == ".pth":
+        # an ESPnet experiment's checkpoint, which init reads (docs/models.md), kept the advice to name "the folder
+        # holding its config.json", and the experiment's folder so named was not a Whisper's (review33w)
+        section = key.removesuffix(".path")
+        ours = "conformer or transformer" if section == "acoustic" else "transformer"
+        raise SateError(f"model.{key}: {directory} is a file, not a downloaded model's folder; an ESPnet experiment's "
+                        f"checkpoint (.pth, its config.yaml beside it) fills model.{section} through init (`init: "
+                        f"{{{section}: {{path: FILE}}}}`, docs/models.md) where model.{section}.type is sate's own "
+                        f"{ours}, as the experiment's encoder, without model.{key}, which names the folder of a "
+                        "Hugging Face (or CTranslate2) download")
     if directory.is_file() and key.endswith(".path") and directory.suffix in (".pt", ".ckpt"):
         # a model or checkpoint of ours (or OpenAI whisper's tiny.en.pt) was told to name "the folder holding its
         # config.json and weights", which the user's experiment folder is not: the advice failed (33rd hostile pass)
