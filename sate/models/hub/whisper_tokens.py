@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sate.errors import SateError, shown
+from sate.files import read_json
 
 TOKENIZER_JSON, VOCABULARY_JSON, VOCABULARY_TXT = "tokenizer.json", "vocabulary.json", "vocabulary.txt"
 VOCAB_JSON, ADDED_TOKENS_JSON = "vocab.json", "added_tokens.json"  # a slow tokenizer's save_pretrained
@@ -151,20 +152,15 @@ def _by_id(path: Path, pairs: list[tuple[object, object]]) -> dict[int, str]:
 def _named_special(directory: Path) -> set[str]:
     """The tokens a tokenizer's special_tokens_map.json and tokenizer_config.json name as special (their
     ``*_token`` keys, ``additional_special_tokens`` or ``extra_special_tokens``, ``added_tokens_decoder`` entries
-    marked ``special``), each a
-    string or an object with its ``content``. A slow tokenizer's vocab.json and added_tokens.json mark none: a
-    user's special token of another form than <|...|> (``[SPK]``, added with ``add_special_tokens``) was printed in
-    the transcript, where the same tokenizer's tokenizer.json marks it and it is left out (review33w)."""
+    marked ``special``), each a string or an object with its ``content``. A slow tokenizer's vocab.json and
+    added_tokens.json mark none: a user's special token of another form than <|...|> (``[SPK]``, added with
+    ``add_special_tokens``) was printed in the transcript, where the same tokenizer's tokenizer.json marks it and it
+    is left out (review33w)."""
     names: set[str] = set()
     for file in (directory / SPECIAL_TOKENS_MAP, directory / TOKENIZER_CONFIG):
         if not os.path.lexists(file):
             continue
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError) as err:
-            raise SateError(f"{file}: cannot read ({err})") from None
-        if not isinstance(data, dict):
-            raise SateError(f"{file}: not a JSON object of the tokenizer's settings")
+        data = read_json(file)
         entries = [data.get(key) for key in SPECIAL_KEYS]
         for key in ("additional_special_tokens", "extra_special_tokens"):  # the latter: transformers 5
             more = data.get(key) or []
