@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import torch
 from sate.errors import SateError
 from sate.models import build_model
 from sate.models.hub.load import load_hub_parts
+from sate.models.hub.settings import speech_settings
 
 transformers = pytest.importorskip("transformers")
 
@@ -192,3 +194,17 @@ def test_a_tensor_missing_or_too_many_names_the_file_and_its_own_name(speech_hub
     with pytest.raises(SateError, match=rf"{directory}/model.safetensors: acoustic: unexpected: classifier\.weight, "
                                         r"projector\.weight$"):
         hub_asr("hf_wav2vec2", directory)
+
+
+def test_a_whisper_at_a_speech_path_is_said_to_be_one(whisper_hub_dir: Path, tmp_path: Path) -> None:
+    """A Whisper directory named with acoustic.type hf_wav2vec2 was "model_type is None" (CTranslate2's, the one
+    `sate fetch-whisper` prints) or "model_type is 'whisper'", not saying which type reads it (33rd hostile pass)."""
+    ct2 = tmp_path / "ct2"
+    ct2.mkdir()
+    name = b"WhisperSpec\0"
+    (ct2 / "model.bin").write_bytes(struct.pack("<IH", 6, len(name)) + name + struct.pack("<I", 3))
+    (ct2 / "config.json").write_text('{"suppress_ids": [], "suppress_ids_begin": []}')
+    for directory, was in ((whisper_hub_dir, "'whisper'"), (ct2, "None")):
+        with pytest.raises(SateError, match=rf"config.json: model_type is {was}, acoustic.type hf_wav2vec2 needs "
+                                            r"'wav2vec2'; it is a Whisper, which acoustic.type whisper reads$"):
+            speech_settings(directory, "hf_wav2vec2")

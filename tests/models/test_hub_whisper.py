@@ -18,6 +18,7 @@ from torch.nn import functional as F
 
 from sate.errors import SateError
 from sate.models.hub.ctranslate2_file import read_index, read_tensors
+from sate.models.hub.files import hub_directory
 from sate.models.hub.whisper import WhisperEncoder, max_segment_seconds
 from sate.models.hub.whisper_asr import is_whisper_directory
 from sate.models.hub.whisper_decoder import decoder_sizes
@@ -245,7 +246,8 @@ def test_bad_model_files(tmp_path: Path) -> None:
     with pytest.raises(SateError, match=rf"^{re.escape(str(path))}: CTranslate2 binary version \d+ \(or not a"):
         whisper_sizes(bad)
     write_model_bin(path, "TransformerSpec", 3, weights)
-    with pytest.raises(SateError, match="a CTranslate2 TransformerSpec revision 3; expected WhisperSpec revision 3"):
+    with pytest.raises(SateError, match="a CTranslate2 TransformerSpec revision 3; expected WhisperSpec revision 1 "
+                                        "or 2 or 3$"):  # another model: converting it again would not help
         whisper_sizes(bad)
     write_model_bin(path, "WhisperSpec", 3, weights, version=5)
     with pytest.raises(SateError, match="binary version 5"):
@@ -375,3 +377,32 @@ def test_longer_than_30_s_refused() -> None:
             encoder(torch.zeros(1, 3001, 80), torch.tensor([3001]))
         with pytest.raises(SateError, match=r"reads \(B, T, 80\) Whisper log-mel features, got \(1, 10, 40\)"):
             encoder(torch.zeros(1, 10, 40), torch.tensor([10]))
+
+
+def test_a_model_file_of_ours_or_openai_s_at_a_hub_path_is_told_where_it_goes(tmp_path: Path) -> None:
+    """A model file of sate's (an ASR model.pt) or OpenAI whisper's checkpoint (tiny.en.pt) named at
+    model.acoustic.path was told to "name the model's directory (the folder holding its config.json and weights)",
+    and the experiment folder or ~/.cache/whisper so named was "not a Whisper model directory": the advice failed
+    (33rd hostile pass). The line says that a model of ours goes in through init, and which folder the path wants."""
+    for name in ("model.pt", "last.ckpt", "tiny.en.pt"):  # the name tells: nothing is read of the file
+        (path := tmp_path / name).write_bytes(b"PK\3\4")
+        with pytest.raises(SateError, match=r"^model.acoustic.path: .* is a file, not a downloaded model's folder; a "
+                                            r"model file or checkpoint of sate's fills model.acoustic through init "
+                                            r"\(`init: \{acoustic: \{path: FILE\}\}`.*\(OpenAI whisper's NAME.pt\)"):
+            whisper_sizes(path)
+
+
+def test_an_espnet_checkpoint_at_a_hub_path_is_told_where_it_goes(tmp_path: Path) -> None:
+    """An ESPnet experiment's valid.acc.ave.pth at model.acoustic.path (or textual.path) kept the advice to name "the
+    folder holding its config.json and weights", and the experiment folder so named was "not a Whisper model
+    directory" (review33w); init reads such a file (docs/models.md), into sate's own types: the line says so."""
+    (path := tmp_path / "valid.acc.ave.pth").write_bytes(b"PK\3\4")
+    with pytest.raises(SateError, match=r"^model.acoustic.path: .* is a file, not a downloaded model's folder; an "
+                                        r"ESPnet experiment's checkpoint \(.pth, its config.yaml beside it\) fills "
+                                        r"model.acoustic through init \(`init: \{acoustic: \{path: FILE\}\}`, "
+                                        r"docs/models.md\) where model.acoustic.type is sate's own conformer or "
+                                        r"transformer, as the experiment's encoder, without model.acoustic.path"):
+        whisper_sizes(path)
+    with pytest.raises(SateError, match=r"^model.textual.path: .* fills model.textual through init .* where "
+                                        r"model.textual.type is sate's own transformer, "):
+        hub_directory(path, "textual.path")

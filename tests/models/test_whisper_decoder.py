@@ -4,6 +4,7 @@ tiny model and on the real tiny.en, batches equal to one by one, the vocabulary 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 import torch
 
 from sate.errors import SateError
+from sate.models.hub.ctranslate2_file import read_index
 from sate.models.hub.whisper import WhisperEncoder
 from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory
 from sate.models.hub.whisper_decoder import decoder_sizes, decoder_weights, load_decoder
@@ -459,3 +461,146 @@ def test_an_english_only_vocabulary_with_an_added_token_is_not_taken_for_multili
         else:
             with pytest.raises(SateError, match=r"a multilingual Whisper \(51865 tokens, <\|endoftext\|> 50257\)"):
                 whisper_tokens(directory, 51865)
+
+
+def test_words_added_to_the_tokenizer_are_text(whisper_asr_dir: Path, tmp_path: Path) -> None:
+    """A fine-tuned model's tokenizer with words added after Whisper's tokens (``tokenizer.add_tokens``): they were
+    left out of the transcript as control tokens, exit 0 (32nd hostile pass's leftover). They are text now, as
+    `tokenizers` decodes them, in tokenizer.json and in CTranslate2's vocabulary.json alike; added control tokens
+    (<|...|>, or marked special) are still left out."""
+    tokenizer = json.loads((whisper_asr_dir / "tokenizer.json").read_text(encoding="utf-8"))
+    entry = dict(tokenizer["added_tokens"][0])
+    tokenizer["added_tokens"] += [{**entry, "id": 60, "content": " sate", "special": False},
+                                  {**entry, "id": 61, "content": "<|speaker|>", "special": True},
+                                  {**entry, "id": 62, "content": "Ġdog", "special": False},
+                                  {**entry, "id": 63, "content": "[laugh]", "special": True}]
+    hf, ct2 = tmp_path / "hf", tmp_path / "ct2"
+    hf.mkdir(), ct2.mkdir()
+    (hf / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+    ids = [START, 1, 60, 61, 62, 63, 4, END]
+    assert whisper_tokens(hf, 64).decode(ids) == "cat sate dog mat"
+    tokenizers = pytest.importorskip("tokenizers")
+    assert tokenizers.Tokenizer.from_file(str(hf / "tokenizer.json")).decode(ids, skip_special_tokens=True) \
+        == " cat sate dog mat"
+    vocabulary = [*whisper_tokens(whisper_asr_dir, 60).tokens, " sate", "<|speaker|>", "Zürich"]  # as converted
+    (ct2 / "vocabulary.json").write_text(json.dumps(vocabulary), encoding="utf-8")
+    assert whisper_tokens(ct2, 64).decode([START, 62, 60, 61, 1, END]) == "Zürich sate cat"
+
+
+def patched_model_bin(source: Path, out: Path, revision: int, activation: int | None,
+                      rename: tuple[str, str] | None = None) -> Path:
+    """A copy of the CTranslate2 directory `source` whose model.bin says `revision` and stores `activation` in
+    ``decoder/activation`` (as CTranslate2 3.0-3.4 wrote revisions 1-2: 1); `rename` changes a variable's name."""
+    shutil.copytree(source, out)
+    data = bytearray((source / "model.bin").read_bytes())
+    at = 4 + 2 + int.from_bytes(data[4:6], "little")  # version, the spec name's length and the name: the revision
+    assert int.from_bytes(data[at:at + 4], "little") == 3
+    data[at:at + 4] = revision.to_bytes(4, "little")
+    if activation is not None:
+        variable = read_index(source / "model.bin", "WhisperSpec", (3,)).variables["decoder/activation"]
+        assert variable.nbytes == 1 and data[variable.offset] == 3  # int8, GELU: what CTranslate2 4 writes
+        data[variable.offset] = activation
+    if rename is not None:
+        data = data.replace(rename[0].encode() + b"\0", rename[1].encode() + b"\0")
+    (out / "model.bin").write_bytes(bytes(data))
+    return out
+
+
+def ct2_step_logits(directory: Path, feats: torch.Tensor, prompt: list[int]) -> tuple[list[int], torch.Tensor]:
+    """CTranslate2's greedy tokens of one (1, T, 80) utterance, nothing suppressed, and its logits at each step."""
+    ctranslate2 = pytest.importorskip("ctranslate2")
+    model = ctranslate2.models.Whisper(str(directory), device="cpu", compute_type="float32", intra_threads=1)
+    view = ctranslate2.StorageView.from_array(np.ascontiguousarray(feats.transpose(1, 2).numpy()))
+    (result,) = model.generate(view, [prompt], beam_size=1, max_length=32, return_logits_vocab=True,
+                               suppress_tokens=[], suppress_blank=False)
+    return result.sequences_ids[0], torch.tensor(np.stack([np.asarray(step) for step in result.logits[0]]))
+
+
+@pytest.mark.slow
+def test_a_ctranslate2_3_0_to_3_4_conversion_is_read(ct2_dir: Path, tmp_path: Path) -> None:
+    """A model.bin of WhisperSpec revision 1 or 2 (CTranslate2 3.0-3.4) was refused as "expected WhisperSpec
+    revision 3", naming no remedy; it is read, and its decoder runs what the file stores in decoder/activation, as
+    CTranslate2 4 runs it: 1 (GELUTanh, what 3.0-3.4 wrote), where revision 3 stores 3 (GELU). sate ran exact GELU
+    for any file: its logits were 6e-4 from CTranslate2's for such a file (review33w); within 2e-5 now, either way.
+    A later revision, which CTranslate2 4 refuses too, is refused saying to convert again."""
+    cases = {"2": (2, 1), "1": (1, 1), "3 storing 1": (3, 1), "3": (3, None)}
+    for name, (revision, activation) in cases.items():
+        directory = ct2_dir if activation is None else patched_model_bin(ct2_dir, tmp_path / name, revision,
+                                                                         activation)
+        ours = WhisperRecognizer.load(directory)
+        feats, lengths = ours.log_mel(waves()[:1])
+        tokens, want = ct2_step_logits(directory, feats, ours.tokens.prompt)
+        with torch.no_grad():
+            memory, memory_lengths = ours.encoder(feats, lengths)
+            got = ours.decoder(torch.tensor([[*ours.tokens.prompt, *tokens]]), memory, memory_lengths)[0]
+        got = got[len(ours.tokens.prompt) - 1:][:len(want)]
+        assert float((got - want).abs().max()) <= 2e-5, name  # measured: 3.5e-6; the other GELU: 6e-4
+        assert ours.decoder.layers[0].gelu == ("tanh" if activation == 1 else "none"), name
+    old = patched_model_bin(ct2_dir, tmp_path / "4", 4, None)
+    with pytest.raises(SateError, match=r"WhisperSpec revision 4; expected WhisperSpec revision 1 or 2 or 3: "
+                                        r"convert the model again with CTranslate2 4's"):
+        WhisperRecognizer.load(old)
+
+
+def test_a_ctranslate2_decoder_activation_sate_does_not_run_is_refused(ct2_dir: Path, tmp_path: Path) -> None:
+    """A decoder/activation other than GELU (3) or GELUTanh (1), or none (CTranslate2 would run ReLU), is one line
+    naming the file, the variable and the value: sate decoded it with GELU, exit 0 (review33w). The encoder alone
+    (acoustic.type whisper) stores no activation: CTranslate2 runs GELU there whatever the file, as sate does."""
+    for value, shown in ((0, "0 (ReLU)"), (4, "4 (GELUSigmoid)"), (9, "9")):
+        bad = patched_model_bin(ct2_dir, tmp_path / str(value), 3, value)
+        with pytest.raises(SateError, match=rf"^{bad}/model.bin: decoder/activation is {re.escape(shown)}; sate's "
+                                            r"Whisper decoder runs 3 \(GELU, Whisper's\) or 1 \(GELUTanh, "):
+            WhisperRecognizer.load(bad)
+        WhisperEncoder.from_directory(bad)
+    bad = patched_model_bin(ct2_dir, tmp_path / "none", 3, None, ("decoder/activation", "decoder/activatioX"))
+    with pytest.raises(SateError, match=rf"^{bad}/model.bin: no decoder/activation \(the decoder's activation"):
+        WhisperRecognizer.load(bad)
+
+
+@pytest.mark.slow
+def test_a_slow_tokenizer_s_vocab_json_is_read(whisper_asr_dir: Path, tmp_path: Path) -> None:
+    """A Hugging Face Whisper saved with a slow tokenizer (vocab.json and added_tokens.json, no tokenizer.json:
+    transformers before 4.26 and the models fine-tuned with it) was refused for having no vocabulary; it reads as
+    tokenizer.json does. A vocab.json that is no object of token ids is one line naming it."""
+    tokenizer = json.loads((whisper_asr_dir / "tokenizer.json").read_text(encoding="utf-8"))
+    slow = tmp_path / "slow"
+    shutil.copytree(whisper_asr_dir, slow)
+    (slow / "tokenizer.json").unlink()
+    (slow / "vocab.json").write_text(json.dumps(tokenizer["model"]["vocab"]), encoding="utf-8")
+    (slow / "added_tokens.json").write_text(json.dumps({e["content"]: e["id"] for e in tokenizer["added_tokens"]}))
+    assert whisper_tokens(slow, 60).tokens == whisper_tokens(whisper_asr_dir, 60).tokens
+    assert WhisperRecognizer.load(slow).transcribe(waves()[:1]) == WhisperRecognizer.load(whisper_asr_dir).transcribe(
+        waves()[:1])
+    (slow / "added_tokens.json").write_text("[]")
+    with pytest.raises(SateError, match=r"added_tokens.json: not a JSON object of tokens and their ids"):
+        whisper_tokens(slow, 60)
+
+
+def test_a_slow_tokenizer_s_special_tokens_are_left_out(whisper_asr_dir: Path, tmp_path: Path) -> None:
+    """A slow tokenizer's vocab.json and added_tokens.json mark no token special: a user's special token of another
+    form than <|...|> ([SPK], add_special_tokens) was printed in the transcript, exit 0, where the same tokenizer's
+    tokenizer.json marks it and it is left out (review33w). Its special_tokens_map.json and tokenizer_config.json,
+    which save_pretrained writes beside them, name it; an added word stays text. Either file unreadable: one line."""
+    tokenizer = json.loads((whisper_asr_dir / "tokenizer.json").read_text(encoding="utf-8"))
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "vocab.json").write_text(json.dumps(tokenizer["model"]["vocab"]), encoding="utf-8")
+    added = {e["content"]: e["id"] for e in tokenizer["added_tokens"]}
+    (slow / "added_tokens.json").write_text(json.dumps(added | {" sate": 60, "[SPK]": 61, "Ġdog": 62, "[laugh]": 63}))
+    ids = [START, 1, 60, 61, 62, 63, 4, END]
+    assert whisper_tokens(slow, 64).decode(ids) == "cat sate[SPK] dog[laugh] mat"  # without the two files
+    (slow / "special_tokens_map.json").write_text(json.dumps({
+        "eos_token": {"content": "<|endoftext|>", "special": True}, "additional_special_tokens": [
+            {"content": "[SPK]", "lstrip": False, "normalized": False, "rstrip": False, "single_word": False}]}))
+    assert whisper_tokens(slow, 64).decode(ids) == "cat sate dog[laugh] mat"
+    (slow / "tokenizer_config.json").write_text(json.dumps({"added_tokens_decoder": {
+        "60": {"content": " sate", "special": False}, "63": {"content": "[laugh]", "special": True}},
+        "additional_special_tokens": ["[SPK]"]}))
+    assert whisper_tokens(slow, 64).decode(ids) == "cat sate dog mat"
+    (slow / "special_tokens_map.json").unlink()
+    assert whisper_tokens(slow, 64).decode(ids) == "cat sate dog mat"  # tokenizer_config.json names [SPK] too
+    (slow / "tokenizer_config.json").write_text(json.dumps({"extra_special_tokens": ["[SPK]", "[laugh]"]}))
+    assert whisper_tokens(slow, 64).decode(ids) == "cat sate dog mat"  # as transformers 5 names them
+    (slow / "tokenizer_config.json").write_text("[]")
+    with pytest.raises(SateError, match=r"tokenizer_config.json: expected a JSON object, got list"):
+        whisper_tokens(slow, 64)

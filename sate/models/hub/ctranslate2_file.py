@@ -92,9 +92,13 @@ def read_index(path: str | Path, spec: str, revisions: Collection[int]) -> Model
                             f"reads version {BINARY_VERSION} (CTranslate2 >= 3): convert the model again")
         name = r.string()
         (revision,) = r.take("<I")
-        if name != spec or revision not in revisions:
+        if name != spec:  # another kind of model: converting it again would not make it one of `spec`
             raise SateError(f"{path}: a CTranslate2 {name} revision {revision}; expected {spec} revision "
                             f"{' or '.join(map(str, revisions))}")
+        if revision not in revisions:
+            raise SateError(f"{path}: a CTranslate2 {name} revision {revision}; expected {spec} revision "
+                            f"{' or '.join(map(str, revisions))}: convert the model again with CTranslate2 4's "
+                            "ct2-transformers-converter")
         (count,) = r.take("<I")
         variables: dict[str, Variable] = {}
         for _ in range(count):

@@ -34,6 +34,25 @@ def hub_directory(path: str | Path | None, key: str) -> Path:
         raise SateError(f"{full} is not set: the weights are read from the downloaded model's directory (--set "
                         f"{full}=DIR, or fill the part from a model of ours with init:)")
     directory = Path(path)
+    if directory.is_file() and key.endswith(".path") and directory.suffix == ".pth":
+        # an ESPnet experiment's checkpoint, which init reads (docs/models.md), kept the advice to name "the folder
+        # holding its config.json", and the experiment's folder so named was not a Whisper's (review33w)
+        section = key.removesuffix(".path")
+        ours = "conformer or transformer" if section == "acoustic" else "transformer"
+        raise SateError(f"model.{key}: {directory} is a file, not a downloaded model's folder; an ESPnet experiment's "
+                        f"checkpoint (.pth, its config.yaml beside it) fills model.{section} through init (`init: "
+                        f"{{{section}: {{path: FILE}}}}`, docs/models.md) where model.{section}.type is sate's own "
+                        f"{ours}, as the experiment's encoder, without model.{key}, which names the folder of a "
+                        "Hugging Face (or CTranslate2) download")
+    if directory.is_file() and key.endswith(".path") and directory.suffix in (".pt", ".ckpt"):
+        # a model or checkpoint of ours (or OpenAI whisper's tiny.en.pt) was told to name "the folder holding its
+        # config.json and weights", which the user's experiment folder is not: the advice failed (33rd hostile pass)
+        section = key.removesuffix(".path")
+        raise SateError(f"model.{key}: {directory} is a file, not a downloaded model's folder; a model file or "
+                        f"checkpoint of sate's fills model.{section} through init (`init: {{{section}: {{path: "
+                        f"FILE}}}}`; for SATE also sate train --init-from), beside model.{key} naming the folder of "
+                        "the download it was built on; another toolkit's checkpoint (OpenAI whisper's NAME.pt) is not "
+                        "read: give the folder of the model's Hugging Face (or CTranslate2) download")
     if directory.is_file():  # a model's file (model.bin, config.json) was told to download the model first
         raise SateError(f"{key}: {directory} is a file; name the model's directory (the folder holding its "
                         "config.json and weights, as downloaded)")

@@ -209,8 +209,12 @@ def speech_settings(path: str | Path, kind: str) -> SpeechHub:
     config = read_json(config_path)
     model_type = SPEECH_TYPES[kind]
     if config.get("model_type") != model_type:
+        # a Whisper (Hugging Face's, or CTranslate2's whose config.json has no model_type) was "model_type is None"
+        # without saying which acoustic.type reads it (33rd hostile pass)
+        whisper = config.get("model_type") == "whisper" or "CTranslate2 Whisper" in _converted(directory, config)
+        hint = "; it is a Whisper, which acoustic.type whisper reads" if whisper else ""
         raise SateError(f"{config_path}: model_type is {shown(config.get('model_type'))}, acoustic.type {kind} needs "
-                        f"{shown(model_type)}")
+                        f"{shown(model_type)}{hint}")
     norm = get_key(config, "feat_extract_norm", config_path, str)
     if norm not in ("group", "layer"):
         raise SateError(f"{config_path}: feat_extract_norm {shown(norm)} is not group or layer")

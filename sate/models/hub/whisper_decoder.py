@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import torch
 from torch import nn
@@ -27,6 +28,7 @@ from sate.models.hub.files import Claims, check_config_sizes, check_weights, pos
 from sate.models.hub.whisper_files import ct2_index, ct2_stack, header_shapes, reads, refuse_unused, whisper_format
 
 KV = tuple[torch.Tensor, torch.Tensor]  # keys, values: (B, heads, T, head_dim)
+Gelu = Literal["none", "tanh"]  # the feed-forward's GELU: exact, or the tanh approximation (`F.gelu`'s approximate)
 
 
 @dataclass(frozen=True)
@@ -57,9 +59,9 @@ def _split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
 class DecoderLayer(nn.Module):
     """x + self_attn(LN(x)) (causal, cached), x + cross_attn(LN(x), encoder states), x + fc2(gelu(fc1(LN(x))))."""
 
-    def __init__(self, d_model: int, heads: int, ffn: int) -> None:
+    def __init__(self, d_model: int, heads: int, ffn: int, gelu: Gelu = "none") -> None:
         super().__init__()
-        self.heads = heads
+        self.heads, self.gelu = heads, gelu
         self.self_norm = nn.LayerNorm(d_model)
         self.self_qkv = nn.Linear(d_model, 3 * d_model)  # fused q, k, v (CTranslate2's layout); k's bias is 0
         self.self_out = nn.Linear(d_model, d_model)
@@ -86,20 +88,23 @@ class DecoderLayer(nn.Module):
             k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
         x = x + self.self_out(_attend(q, (k, v), self.heads, causal))
         x = x + self.cross_out(_attend(self.cross_q(self.cross_norm(x)), cross, self.heads, keep))
-        return x + self.fc2(F.gelu(self.fc1(self.ffn_norm(x)))), (k, v)
+        return x + self.fc2(F.gelu(self.fc1(self.ffn_norm(x)), approximate=self.gelu)), (k, v)
 
 
 class WhisperDecoder(nn.Module):
-    """(B, S) tokens and the encoder's (B, T, d_model) states -> (B, S, vocab) logits (see the module docstring)."""
+    """(B, S) tokens and the encoder's (B, T, d_model) states -> (B, S, vocab) logits (see the module docstring);
+    ``gelu``: the feed-forward's (`decoder_gelu`: Whisper's exact GELU, or the tanh approximation an old CTranslate2
+    file asks for)."""
 
-    def __init__(self, d_model: int, layers: int, heads: int, ffn: int, vocab: int, positions: int = 448) -> None:
+    def __init__(self, d_model: int, layers: int, heads: int, ffn: int, vocab: int, positions: int = 448,
+                 gelu: Gelu = "none") -> None:
         super().__init__()
         if d_model % heads:
             raise SateError(f"Whisper decoder: d_model {d_model} is not divisible by {heads} heads")
         self.sizes = DecoderSizes(d_model, layers, heads, ffn, vocab, positions)
         self.embed = nn.Embedding(vocab, d_model)
         self.register_buffer("positions", torch.zeros(positions, d_model))
-        self.layers = nn.ModuleList(DecoderLayer(d_model, heads, ffn) for _ in range(layers))
+        self.layers = nn.ModuleList(DecoderLayer(d_model, heads, ffn, gelu) for _ in range(layers))
         self.layer_norm = nn.LayerNorm(d_model)
 
     def cross_states(self, memory: torch.Tensor) -> list[KV]:
@@ -249,10 +254,43 @@ def _tied_projection(index: ModelIndex, embedding: torch.Tensor) -> None:
                         "its output layer to the embedding, as Whisper's own models do")
 
 
+# CTranslate2's ActivationType ids (include/ctranslate2/ops/activation.h), stored in a decoder's ``activation``.
+CT2_ACTIVATIONS = ("ReLU", "GELUTanh", "Swish", "GELU", "GELUSigmoid", "Tanh", "Sigmoid")
+# Those sate's decoder runs: 3, exact GELU, is Whisper's, what CTranslate2 >= 3.5 writes (WhisperSpec revision 3);
+# 1 is what CTranslate2 3.0-3.4 wrote (revisions 1-2), their "GELU" then and the tanh approximation then and now:
+# CTranslate2 4 runs that file's decoder with it, as it says
+CT2_GELU: dict[int, Gelu] = {3: "none", 1: "tanh"}
+
+
+def decoder_gelu(directory: Path) -> Gelu:
+    """The GELU of a Whisper directory's decoder: a Hugging Face config's ``activation_function`` other than gelu is
+    refused (`whisper_sizes`); a CTranslate2 file's is its ``decoder/activation``. Revision 1-2 files (CTranslate2
+    3.0-3.4) store 1, the tanh approximation, which CTranslate2 4 runs: sate read them with exact GELU, so its
+    scores were not CTranslate2's, and a revision 3 file of another activation was decoded with GELU without a word
+    (review33w). Its encoder has no such variable: CTranslate2 4 runs exact GELU there, as sate does."""
+    if whisper_format(directory) == "huggingface":
+        return "none"
+    index = ct2_index(directory)
+    name = "decoder/activation"
+    if name not in index.variables:  # CTranslate2 would run ReLU: every converter writes it
+        raise SateError(f"{index.path}: no {name} (the decoder's activation, which every ct2-transformers-converter "
+                        "writes): convert the model again")
+    value = read_tensors(index, [name])[name].float()
+    if value.numel() != 1:
+        raise SateError(f"{index.path}: {name} has the shape {list(value.shape)}; expected one number")
+    number = float(value.reshape(-1)[0])
+    if not number.is_integer() or int(number) not in CT2_GELU:
+        known = number.is_integer() and 0 <= number < len(CT2_ACTIVATIONS)
+        raise SateError(f"{index.path}: {name} is {number:g}{f' ({CT2_ACTIVATIONS[int(number)]})' if known else ''}"
+                        "; sate's Whisper decoder runs 3 (GELU, Whisper's) or 1 (GELUTanh, what CTranslate2 3.0-3.4 "
+                        "wrote): is this a Whisper converted by ct2-transformers-converter? Convert the model again")
+    return CT2_GELU[int(number)]
+
+
 def load_decoder(directory: Path) -> WhisperDecoder:
     """The decoder of a Whisper directory of either format, with its weights (float32)."""
     sizes = decoder_sizes(directory)
-    decoder = WhisperDecoder(**vars(sizes))
+    decoder = WhisperDecoder(**vars(sizes), gelu=decoder_gelu(directory))
     state, source = decoder_weights(directory, sizes)
     ours = decoder.state_dict()
     problems = [f"{k}: {list(v.shape)} in the file, {list(ours[k].shape)} here" for k, v in state.items()

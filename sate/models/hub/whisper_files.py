@@ -36,7 +36,11 @@ from sate.models.hub.files import (
     read_weights,
 )
 
-CT2_SPEC, CT2_REVISIONS = "WhisperSpec", (3,)
+# Revisions 1 (CTranslate2 3.0) and 2 (3.1-3.4) store the variables of 3 (3.5 on), which CTranslate2 4 still loads:
+# they were refused, naming no remedy. 3.5 renumbered the activations: the decoder/activation of revisions 1-2 is 1,
+# the tanh approximation (their "GELU"), revision 3's is 3, exact GELU; the decoder runs what it stores
+# (`sate.models.hub.whisper_decoder.decoder_gelu`), as CTranslate2 4 does
+CT2_SPEC, CT2_REVISIONS = "WhisperSpec", (1, 2, 3)
 
 
 @dataclass(frozen=True)
