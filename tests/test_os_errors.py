@@ -582,6 +582,44 @@ def test_a_full_standard_output_is_named(tmp_path: Path, argv: list[str], monkey
     assert capsys.readouterr().err == ""
 
 
+def test_a_standard_error_whose_reader_has_gone_leaves_the_exit_status_as_it_was(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate ... 2>&1 | head -1`: the reader of the standard error gone, the one line of a refusal could not be
+    written, and its BrokenPipeError escaped `main` (a dump at exit, status 1 where the refusal's is 2; thirty-third
+    hostile pass). The line goes nowhere, and the status is the command's."""
+    text = tmp_path / "hyp.txt"
+    text.write_text("ein kleiner Satz\n")
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with open(write_end, "w") as pipe:
+        monkeypatch.setattr(sys, "stderr", pipe)
+        status = main(["score", "--hyp", str(tmp_path / "missing.txt"), "--ref", str(text)])
+        monkeypatch.undo()
+    assert status == 2
+
+
+@pytest.mark.slow  # computes a data directory's features
+def test_a_progress_bar_into_a_closed_pipe_ends_the_command_quietly_as_the_standard_output_does(
+        tmp_path: Path, prepared_data: Path) -> None:
+    """`sate features ... 2>&1 >log | head -1`, the progress bar's write into a pipe whose reader has gone, was "sate
+    features: error: Broken pipe" into that pipe and status 1, with Python's dump of that line's own error at exit
+    (thirty-third hostile pass): it ends quietly with 141 now, as a closed standard output does, and the next run
+    computes the features."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for manifest in prepared_data.glob("*.jsonl"):
+        shutil.copyfile(manifest, data / manifest.name)
+    argv = [sys.executable, "-m", "sate.cli", "features", "--data", str(data), "--jobs", "1"]
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with open(tmp_path / "out.txt", "w") as out:
+        proc = subprocess.run(argv, stdout=out, stderr=write_end, timeout=300)
+    os.close(write_end)
+    assert proc.returncode == 128 + signal.SIGPIPE
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and (data / layout.CMVN).is_file(), again.stderr[-1000:]
+
+
 @pytest.mark.slow
 def test_a_full_or_closed_out_stream_is_an_os_error_like_the_standard_output(tmp_path: Path) -> None:
     """`segment`/`translate --out /dev/full` was "--out /dev/full: cannot write (No space left on device)", status 2
