@@ -96,11 +96,17 @@ def end_with_parent(parent: int) -> None:
     with suppress(ValueError):  # signal.signal outside the main thread: nothing inherited to undo there
         if signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    sent_at_parents_end(parent, signal.SIGTERM)
+
+
+def sent_at_parents_end(parent: int, signum: int) -> None:
+    """Be sent ``signum`` when the process ``parent``, which started this one, ends (Linux's PR_SET_PDEATHSIG); sent
+    now if it has ended already (this process's parent is another then)."""
     if sys.platform.startswith("linux"):
         with suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+            ctypes.CDLL(None, use_errno=True).prctl(1, signum)  # 1: PR_SET_PDEATHSIG
     if os.getppid() != parent:
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signum)
 
 
 def worker_signals(parent: int, ending: Any, end: Callable[[int, FrameType | None], Any] | None = None) -> None:

@@ -1697,6 +1697,51 @@ def test_a_killed_data_loading_worker_is_one_line_and_leaves_no_experiment(tmp_p
     assert not (tmp_path / "exp").exists()
 
 
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux's /proc), zombies left out."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = (proc / "stat").read_bytes().rpartition(b")")[2].split()
+            if proc.name.isdigit() and int(fields[1]) == pid and fields[0] not in (b"Z", b"X"):
+                found.append(int(proc.name))
+    return found
+
+
+@pytest.mark.slow  # starts a run of two processes
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
+def test_the_rank_lightning_started_ends_when_rank_0_is_killed_outright(tmp_path: Path, prepared_data: Path) -> None:
+    """`sate train --devices 2`: Lightning starts rank 1 as the same command line from rank 0's process. Rank 0
+    killed with SIGKILL (the out-of-memory killer picks the largest process) left rank 1 waiting in the rendezvous, or
+    hung in a collective, for 30 minutes, holding its GPU against the next run (thirty-third hostile pass). It ends
+    with rank 0 now."""
+    from tests.train.conftest import write_config
+
+    config = write_config(tmp_path, "asr", prepared_data, trainer={"max_epochs": 50})
+    proc = subprocess.Popen([sys.executable, "-m", "sate.cli", "train", "--config", str(config), "--exp",
+                             str(tmp_path / "exp"), "--accelerator", "cpu", "--devices", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        while not (ranks := _children(proc.pid)) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert ranks, f"no rank started beside rank 0 (status {proc.poll()})"
+        time.sleep(1)  # rank 1 at its start, or already waiting for rank 0 in the rendezvous
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while any(pid_alive(pid) for pid in ranks) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(pid_alive(pid) for pid in ranks), "rank 1 runs on without rank 0"
+    finally:
+        for pid in [*_children(proc.pid), proc.pid]:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in ranks if "ranks" in locals() else []:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def test_torchs_words_for_a_lost_loader_worker_are_read() -> None:
     """The two ways torch says a data-loading worker is gone, each one line naming the worker and what ended it;
     any other RuntimeError is left alone."""
