@@ -227,9 +227,11 @@ def _shared_memory_advice() -> str:
     try:
         vfs = os.statvfs(SHARED_MEMORY)
         size = vfs.f_blocks * vfs.f_frsize
-        room = f" ({size / 2**20:,.0f} MiB here)" if size >= 2**20 else f" ({size / 2**10:,.0f} KiB here)"
-    except OSError:
-        room = ""
+    except OSError:  # no /dev/shm (macOS, some sandboxes): no size to name
+        size = 0
+    # its whole size, not what is free (the batches that filled it are gone by now); a tmpfs of size 0 has no limit
+    room = "" if size <= 0 else (f" ({size / 2**20:,.0f} MiB in all)" if size >= 2**20
+                                 else f" ({size / 2**10:,.0f} KiB in all)")
     return (f"the workers hand their batches over in shared memory, {SHARED_MEMORY}{room}, which ran out: train "
             f"with --set data.num_workers=0, which uses none, or give {SHARED_MEMORY} more room (a container's "
             "--shm-size)")
