@@ -17,6 +17,7 @@ try:
     import errno
     import os
     import re
+    import select
     import signal
     import threading
     from collections.abc import Iterable, Iterator, Sequence
@@ -388,12 +389,40 @@ class NamedStdout:
 
 def _quiet_stdout() -> None:
     """After a closed pipe (`sate translate ... | head`), send what is left to /dev/null: no error at exit."""
+    _quiet(sys.stdout)
+
+
+def _quiet(stream: Any) -> None:
+    """Send what is left of ``stream`` to /dev/null, its reader having gone."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stream.fileno())
         os.close(devnull)
     except (OSError, ValueError, AttributeError):
         pass
+
+
+def _reader_gone(stream: Any) -> bool:
+    """Whether ``stream`` is a pipe whose reader has gone: poll says so (POLLERR) on its writing end."""
+    try:
+        poller = select.poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _say(line: str) -> None:
+    """``line`` on the standard error, which may be a pipe whose reader has gone (`sate features ... 2>&1 | head
+    -1`): the line goes nowhere then, and so does the rest, quietly. The line's own BrokenPipeError escaped the
+    command, and Python's dump of it at exit made the status 1 whatever the command's was (thirty-third pass)."""
+    stream = sys.stderr
+    try:
+        print(line, file=stream)  # None (`2>&-`): print's own choice, the standard output
+        if stream is not None:
+            stream.flush()
+    except BrokenPipeError:
+        _quiet(stream)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -442,21 +471,24 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()  # a full disk or a closed pipe is found here, not after the exit status is decided
         return status
     except BrokenPipeError as err:  # the reader has gone (`sate score ... | head -1`): stop quietly, as Unix
-        if err.filename != STDOUT:  # tools do; a pipe the command itself opened is an error
-            print(f"sate {args.command}: error: {one_line(describe_os_error(err))}", file=sys.stderr)
+        # tools do; a pipe the command itself opened is an error. The standard error's reader gone (`2>&1 | head -1`:
+        # the progress bar's write) was said as "error: Broken pipe", into that pipe, and ended the command 1
+        if err.filename != STDOUT and not _reader_gone(sys.stderr):
+            _say(f"sate {args.command}: error: {one_line(describe_os_error(err))}")
             return 1
         sys.stdout = stdout
         _quiet_stdout()
+        if _reader_gone(sys.stderr):
+            _quiet(sys.stderr)
         return 128 + signal.SIGPIPE
     except SateError as err:  # one line, whatever a file name named in it holds
-        print(f"sate {args.command}: error: {one_line(str(err))}", file=sys.stderr)
+        _say(f"sate {args.command}: error: {one_line(str(err))}")
         return 2
     except OSError as err:
         if isinstance(err, FileNotFoundError) and err.filename is None and working_directory_gone():
-            print(f"sate {args.command}: error: {GONE}", file=sys.stderr)
+            _say(f"sate {args.command}: error: {GONE}")
             return 2
-        print(f"sate {args.command}: error: {one_line(describe_os_error(err, hasattr(args, 'jobs')))}",
-              file=sys.stderr)
+        _say(f"sate {args.command}: error: {one_line(describe_os_error(err, hasattr(args, 'jobs')))}")
         return 1
     except (MemoryError, RuntimeError, ImportError) as err:  # where no bound caught it first: the machine ran out
         if not out_of_memory(err):
@@ -468,13 +500,13 @@ def _run(args: argparse.Namespace) -> int:
                   "memory than the machine could give; free memory, or give it less at once (smaller inputs or "
                   "batches)" if limit is None else f"the command asked for more memory than a memory limit allows "
                   f"(ulimit -v: {limit // 2**20:,} MiB of address space): raise or lift it, or give it less at once")
-        print(f"sate {args.command}: error: out of memory{detail}: {advice}", file=sys.stderr)
+        _say(f"sate {args.command}: error: out of memory{detail}: {advice}")
         return 1
     except Terminated as err:
-        print(f"sate {args.command}: {ENDING_SIGNALS[err.signum]}", file=sys.stderr)
+        _say(f"sate {args.command}: {ENDING_SIGNALS[err.signum]}")
         return 128 + err.signum
     except KeyboardInterrupt:
-        print(f"sate {args.command}: {SIGNAL_ENDINGS[signal.SIGINT]}", file=sys.stderr)
+        _say(f"sate {args.command}: {SIGNAL_ENDINGS[signal.SIGINT]}")
         return 130
     finally:
         if isinstance(sys.stdout, NamedStdout):

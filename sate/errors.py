@@ -96,11 +96,17 @@ def end_with_parent(parent: int) -> None:
     with suppress(ValueError):  # signal.signal outside the main thread: nothing inherited to undo there
         if signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    sent_at_parents_end(parent, signal.SIGTERM)
+
+
+def sent_at_parents_end(parent: int, signum: int) -> None:
+    """Be sent ``signum`` when the process ``parent``, which started this one, ends (Linux's PR_SET_PDEATHSIG); sent
+    now if it has ended already (this process's parent is another then)."""
     if sys.platform.startswith("linux"):
         with suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+            ctypes.CDLL(None, use_errno=True).prctl(1, signum)  # 1: PR_SET_PDEATHSIG
     if os.getppid() != parent:
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signum)
 
 
 def worker_signals(parent: int, ending: Any, end: Callable[[int, FrameType | None], Any] | None = None) -> None:
@@ -210,20 +216,52 @@ def _how_ended(status: int) -> str:
 # loader's own wait for a batch)
 _LOADER_WORKER_LOST = re.compile(r"DataLoader worker \(pid(?:\(s\))? ([0-9][0-9, ]*)\) (?:is killed by signal: "
                                  r"([^.]*)\.|exited unexpectedly(?: with exit code (-?[0-9]+))?)")
-_KILLED_WHY = {"Killed": " (the out-of-memory killer sends it)", "Bus error": " (out of shared memory, /dev/shm?)"}
+_KILLED_WHY = {"Killed": " (the out-of-memory killer sends it)"}
+SHARED_MEMORY = "/dev/shm"  # where torch's data-loading workers hand their batches over
+
+
+def _shared_memory_advice() -> str:
+    """What to do when a data-loading worker died of a bus error: the shared memory its batches go through ran out.
+    "Run the command again" failed the same way each time (a container's /dev/shm is 64 MB by default, below a
+    few batches of the MuST-C configs' four workers); its size here is named, where it can be read."""
+    try:
+        vfs = os.statvfs(SHARED_MEMORY)
+        size = vfs.f_blocks * vfs.f_frsize
+    except OSError:  # no /dev/shm (macOS, some sandboxes): no size to name
+        size = 0
+    # its whole size, not what is free (the batches that filled it are gone by now); a tmpfs of size 0 has no limit
+    room = "" if size <= 0 else (f" ({size / 2**20:,.0f} MiB in all)" if size >= 2**20
+                                 else f" ({size / 2**10:,.0f} KiB in all)")
+    return (f"the workers hand their batches over in shared memory, {SHARED_MEMORY}{room}, which ran out: train "
+            f"with --set data.num_workers=0, which uses none, or give {SHARED_MEMORY} more room (a container's "
+            "--shm-size)")
+
+
+def _chain(err: BaseException, limit: int = 8) -> Iterator[BaseException]:
+    """``err`` and the errors it was raised from or while handling, nearest first."""
+    seen: BaseException | None = err
+    for _ in range(limit):
+        if seen is None:
+            return
+        yield seen
+        seen = seen.__cause__ or seen.__context__
 
 
 def loader_worker_lost(err: BaseException, advice: str) -> str | None:
     """The one line for torch's RuntimeError of a data-loading worker that was killed (the out-of-memory killer's
-    SIGKILL, a `kill -9`) or ended, saying ``advice``: it was a traceback of some 60 lines from wherever the training
-    process was, through Lightning (thirty-first hostile pass); None for any other error."""
-    found = _LOADER_WORKER_LOST.search(str(err)) if isinstance(err, RuntimeError) else None
-    if found is None:
+    SIGKILL, a `kill -9`, a bus error when shared memory runs out) or ended, saying ``advice``: it was a traceback of
+    some 60 lines from wherever the training process was, through Lightning (thirty-first hostile pass); None for any
+    other error. torch's "exited unexpectedly" is raised from its own "is killed by signal", which says what ended
+    the worker: read from there, a worker killed by a bus error (/dev/shm full) was said to have "ended", and the
+    advice to run the command again failed the same way (thirty-third hostile pass)."""
+    if not isinstance(err, RuntimeError) or _LOADER_WORKER_LOST.search(str(err)) is None:
         return None
-    pids, killed, status = found.groups()
+    found = [m for e in _chain(err) if isinstance(e, RuntimeError) and (m := _LOADER_WORKER_LOST.search(str(e)))]
+    pids, killed, status = next((m for m in found if m.group(2) or m.group(3)), found[0]).groups()
     how = (f"was killed by signal: {killed}{_KILLED_WHY.get(killed, '')}" if killed is not None
            else "ended" + (f" with status {status}" if status is not None else ""))
-    return f"a data-loading worker (pid {pids}) {how} in the middle of an epoch; {advice}"
+    return (f"a data-loading worker (pid {pids}) {how} in the middle of an epoch; "
+            f"{_shared_memory_advice() if killed == 'Bus error' else advice}")
 
 
 def _free_queue(pool: Any, result_queue_only: bool = False) -> None:

@@ -45,6 +45,7 @@ from sate.errors import (
     loader_worker_lost,
     one_line,
     out_of_memory,
+    sent_at_parents_end,
     shell_word,
     shown,
 )
@@ -52,10 +53,11 @@ from sate.files import lock_holder, remove_abandoned, require_directory, require
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, check_init_parts, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
-from sate.numbers import is_int64, max_jobs, whole_number
+from sate.numbers import is_digits, is_int64, max_jobs, whole_number
 from sate.settings import BOOLEAN_WORD, read, yaml_shown
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.average import check_mode, not_an_experiment
+from sate.train.lock import pid_alive
 from sate.train.schema import (
     WER_MONITOR_ADVICE,
     TrainingConfig,
@@ -570,7 +572,28 @@ def check_snapshot_place(snapshot: Path, exp: Path) -> None:
                         "--config, or train into another --exp)")
 
 
+# Rank 0's pid, in the environment of the ranks Lightning starts beside it (`ends_with_rank_0`)
+RANK_0_PID = "SATE_RANK_0_PID"
+
+
+def ends_with_rank_0() -> None:
+    """In a rank that Lightning's launcher started beside rank 0 (`--devices 2` without torchrun or SLURM: rank 0's
+    process runs the command line again), be killed when rank 0's process ends, as Lightning's own observer ends such
+    a rank (SIGKILL: one hung in a collective runs no handler, and rank 0 writes every file of the run). Rank 0 killed
+    outright (the out-of-memory killer picks the largest process) left rank 1 waiting in the rendezvous, or hung in a
+    collective, for 30 minutes, holding its GPU against the next run (thirty-third hostile pass). Rank 0 names itself
+    in the environment it starts them with; a rank whose rank 0 ended while it loaded its modules ends at once."""
+    text = os.environ.get(RANK_0_PID, "")
+    if os.environ.get("LOCAL_RANK") and is_digits(text) and 0 < int(text) <= 1 << 22 and int(text) != os.getpid():
+        if os.getppid() == int(text):
+            sent_at_parents_end(int(text), signal.SIGKILL)
+        elif not pid_alive(int(text)):
+            os.kill(os.getpid(), signal.SIGKILL)
+    os.environ[RANK_0_PID] = str(os.getpid())
+
+
 def run(args: argparse.Namespace) -> int:
+    ends_with_rank_0()
     check_config_kept(args.config, args.exp)
     config = config_from_args(args)
     import torch
