@@ -206,6 +206,13 @@ class BucketBatchSampler(Sampler[list[int]]):
         total = sum(self._counts)
         return total // self.num_replicas if self.drop_last else -(-total // self.num_replicas)
 
+    def rank_repeats(self) -> list[bool]:
+        """Whether each of this rank's batches of a whole epoch repeats one the epoch gave already: the padding
+        that gives every rank as many batches (not with ``drop_last``). Validation counts such a batch's items once:
+        their loss, WER and BLEU counted twice under DDP (the thirty-third hostile pass)."""
+        total = sum(self._counts)
+        return [self.rank + k * self.num_replicas >= total for k in range(self.batches_per_rank)]
+
     def rank_batch(self, epoch: int, k: int) -> list[int]:
         """This rank's `k`-th batch of `epoch`, counted from the epoch's start (0 <= k < batches_per_rank): a
         second corpus read beside a first one (`sate.data.text_mix`) draws its batches by number."""

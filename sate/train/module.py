@@ -22,6 +22,7 @@ import torch
 from lightning.pytorch.strategies import ParallelStrategy
 from torch import nn
 
+from sate.data.sampler import BucketBatchSampler
 from sate.data.specaug import SpecAugment
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError, one_line
@@ -73,6 +74,7 @@ class SateModule(L.LightningModule):
         self._validated_step: int | None = None  # the update of the last validation, recorded in checkpoints
         self._update_buffers: list[torch.Tensor] | None = None  # buffers when this update began
         self._val: dict[str, list] = {}
+        self._val_repeats: list[bool] = []
         self._came_in_finite = True
 
     # ------------------------------------------------------------------ training
@@ -196,7 +198,17 @@ class SateModule(L.LightningModule):
         self._val = {"wer_errors": [], "wer_words": [], "hyps": [], "refs": []}
         # validation batches of a finite loss, in all, and of a NaN loss met while valid/bleu still took utterances
         self._val_batches = [0, 0, 0]
+        self._val_repeats = self._repeated_batches()
         self._check_weights_finite()
+
+    def _repeated_batches(self) -> list[bool]:
+        """Whether each validation batch of this rank repeats one another rank validates (`rank_repeats`): none in
+        one process, or where the loader is not sate's."""
+        trainer = self._trainer
+        if trainer is None or trainer.world_size == 1:
+            return []
+        sampler = getattr(trainer.val_dataloaders, "batch_sampler", None)
+        return sampler.rank_repeats() if isinstance(sampler, BucketBatchSampler) else []
 
     def _nonfinite_parameter(self) -> str | None:
         return next((name for name, p in self.model.named_parameters() if not bool(torch.isfinite(p).all())), None)
@@ -240,11 +252,18 @@ class SateModule(L.LightningModule):
         return f"the checkpoint it started from ({', '.join(paths)})" if paths else "the model it started from"
 
     def validation_step(self, batch: dict, batch_idx: int) -> None:
-        size = len(batch["ids"])
+        # a repeat (the padding that gives each rank as many batches) runs its forward pass, as DDP's collectives
+        # need, and counts for nothing: its items were counted twice in valid/loss, valid/wer and valid/bleu
+        repeat = batch_idx < len(self._val_repeats) and self._val_repeats[batch_idx]
+        # a float: Lightning sums an int batch size in an int tensor, which its mean over ranks truncates, so the
+        # ranks' 3 and 2 utterances made a mean of 2 and valid/loss was divided by 4 utterances where 5 were summed
+        size = 0.0 if repeat else float(len(batch["ids"]))
         out = self.model(batch)
         self.log("valid/loss", out["loss"], prog_bar=True, sync_dist=True, batch_size=size)
         self.log_dict({f"valid/{k}": float(v) for k, v in out.items() if k != "loss" and _is_scalar(v)},
                       sync_dist=True, batch_size=size)
+        if repeat:
+            return
         self._val_batches[1] += 1
         limit = self.config.trainer.valid_bleu_utts
         if not bool(torch.isfinite(out["loss"]).item()):  # nothing to decode: `_check_loss_finite` says why
