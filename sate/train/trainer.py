@@ -758,7 +758,9 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         check_teachers,
         check_vocabularies,
         check_weights,
+        drop_other_early_stopping,
         early_stop_note,
+        early_stopping_key,
         find_resume_point,
         finished,
         set_aside,
@@ -908,6 +910,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     datamodule.check_sources()
     checkpoint_io = AtomicCheckpointIO()
     if point.path is not None and point.checkpoint is not None:
+        drop_other_early_stopping(point.checkpoint, early_stopping_key(monitor, mode) if tconf.patience > 0 else None)
         checkpoint_io.preload(point.path, point.checkpoint)
     resumed_step = int(point.checkpoint["global_step"]) if point.checkpoint is not None else 0
     point.checkpoint = None

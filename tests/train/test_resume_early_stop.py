@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -85,6 +86,21 @@ def test_a_resume_with_a_larger_patience_trains_on(stopped: tuple[Path, Path], e
         "from 0) after 1 validation(s) without a gain; trainer.patience is now 3: it trains on\n" in out
     assert _epoch(exp) == 3  # wait 1 -> 2 -> 3: stopped at its third validation without a gain, epoch 3
     assert (exp / "checkpoints" / "epoch003.ckpt").is_file()
+
+
+@pytest.mark.slow  # trains a tiny model
+def test_a_resume_with_patience_off_is_not_told_to_add_early_stopping(stopped: tuple[Path, Path], exp: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    """The note said early stopping is off and the run trains on, and Lightning's warning after it asked for the
+    checkpoint's EarlyStopping callback ("Please add the following callbacks: ..."), which sate has no key for (the
+    thirty-second pass's leftover)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train(load_training_config(stopped[0], ["trainer.patience=0", "trainer.max_epochs=3"]), exp)
+    assert "trainer.patience is now 0 (off): it trains on up to its budget" in capsys.readouterr().out
+    assert _epoch(exp) == 2
+    told = [str(w.message) for w in caught if "EarlyStopping" in str(w.message)]
+    assert told == []
 
 
 @pytest.mark.slow  # trains a tiny model
