@@ -74,7 +74,7 @@ class SateModule(L.LightningModule):
         self._validated_step: int | None = None  # the update of the last validation, recorded in checkpoints
         self._update_buffers: list[torch.Tensor] | None = None  # buffers when this update began
         self._val: dict[str, list] = {}
-        self._val_repeats: list[bool] = []
+        self._val_places: list[tuple[int, bool]] = []  # this rank's validation batches in the epoch (under DDP)
         self._came_in_finite = True
 
     # ------------------------------------------------------------------ training
@@ -198,17 +198,18 @@ class SateModule(L.LightningModule):
         self._val = {"wer_errors": [], "wer_words": [], "hyps": [], "refs": []}
         # validation batches of a finite loss, in all, and of a NaN loss met while valid/bleu still took utterances
         self._val_batches = [0, 0, 0]
-        self._val_repeats = self._repeated_batches()
+        self._val_places = self._validation_places()
         self._check_weights_finite()
 
-    def _repeated_batches(self) -> list[bool]:
-        """Whether each validation batch of this rank repeats one another rank validates (`rank_repeats`): none in
-        one process, or where the loader is not sate's."""
+    def _validation_places(self) -> list[tuple[int, bool]]:
+        """Where each validation batch of this rank stands in the validation epoch (`rank_places`): the items
+        before it, and whether it repeats one another rank validates. None in one process (each batch follows the
+        one before), or where the loader is not sate's."""
         trainer = self._trainer
         if trainer is None or trainer.world_size == 1:
             return []
         sampler = getattr(trainer.val_dataloaders, "batch_sampler", None)
-        return sampler.rank_repeats() if isinstance(sampler, BucketBatchSampler) else []
+        return sampler.rank_places() if isinstance(sampler, BucketBatchSampler) else []
 
     def _nonfinite_parameter(self) -> str | None:
         return next((name for name, p in self.model.named_parameters() if not bool(torch.isfinite(p).all())), None)
@@ -254,7 +255,8 @@ class SateModule(L.LightningModule):
     def validation_step(self, batch: dict, batch_idx: int) -> None:
         # a repeat (the padding that gives each rank as many batches) runs its forward pass, as DDP's collectives
         # need, and counts for nothing: its items were counted twice in valid/loss, valid/wer and valid/bleu
-        repeat = batch_idx < len(self._val_repeats) and self._val_repeats[batch_idx]
+        place = self._val_places[batch_idx] if batch_idx < len(self._val_places) else None
+        repeat = place is not None and place[1]
         # a float: Lightning sums an int batch size in an int tensor, which its mean over ranks truncates, so the
         # ranks' 3 and 2 utterances made a mean of 2 and valid/loss was divided by 4 utterances where 5 were summed
         size = 0.0 if repeat else float(len(batch["ids"]))
@@ -265,9 +267,12 @@ class SateModule(L.LightningModule):
         if repeat:
             return
         self._val_batches[1] += 1
-        limit = self.config.trainer.valid_bleu_utts
+        # how many of this batch's utterances valid/bleu scores: the first trainer.valid_bleu_utts of the validation
+        # epoch, told under DDP by the batch's place in it (each rank scored its own first ones: twice as many over
+        # two ranks, the thirty-third hostile pass), in one process by the utterances decoded so far
+        bleu = self.config.trainer.valid_bleu_utts - (place[0] if place is not None else len(self._val["hyps"]))
         if not bool(torch.isfinite(out["loss"]).item()):  # nothing to decode: `_check_loss_finite` says why
-            self._val_batches[2] += self.task in ("mt", "st") and len(self._val["hyps"]) < limit
+            self._val_batches[2] += self.task in ("mt", "st") and bleu > 0
             return
         self._val_batches[0] += 1
         enc = None
@@ -277,7 +282,7 @@ class SateModule(L.LightningModule):
                 hyp_words, ref_words = self.src_vocab.decode(ids).split(), self.src_vocab.decode(ref).split()
                 self._val["wer_errors"].append(editdistance.eval(hyp_words, ref_words))
                 self._val["wer_words"].append(len(ref_words))
-        if self.task in ("mt", "st") and len(self._val["hyps"]) < limit:
+        if self.task in ("mt", "st") and bleu > 0:
             from sate.decode.beam_search import DecodeOptions, beam_search, decode_memory
 
             greedy = DecodeOptions(beam=1, max_len_ratio=self.config.trainer.valid_max_len_ratio)
@@ -285,7 +290,7 @@ class SateModule(L.LightningModule):
                 nbest = decode_memory(self.model.decoder, enc.memory, enc.memory_lengths, self.model.eos, greedy)
             else:
                 nbest = beam_search(self.model, batch, greedy)
-            for hyps, ref in zip(nbest, _unpad(batch["tgt"]), strict=True):
+            for hyps, ref in list(zip(nbest, _unpad(batch["tgt"]), strict=True))[:bleu]:
                 self._val["hyps"].append(self.tgt_vocab.decode(hyps[0].tokens))
                 self._val["refs"].append(self.tgt_vocab.decode(ref))
 

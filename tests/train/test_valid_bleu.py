@@ -110,7 +110,8 @@ def test_two_processes_count_each_validation_utterance_once(tmp_path: Path, make
                                                             prepared_data: Path) -> None:
     """Three validation batches over two ranks: rank 1 validates rank 0's first batch again, as the padding that gives
     each rank as many batches, and its utterances counted twice in valid/loss, valid/wer and valid/bleu (7 of the
-    split's 5; the thirty-third hostile pass)."""
+    split's 5), and each rank scored its own first trainer.valid_bleu_utts (3 and 3 where the config says 3; the
+    thirty-third hostile pass)."""
     import csv
 
     path = make_config(tmp_path, "st", prepared_data)
@@ -122,7 +123,7 @@ def test_two_processes_count_each_validation_utterance_once(tmp_path: Path, make
         "PYTHONPATH", "")])}
     # the dev split's 5 utterances make 3 batches of at most 480 frames (129+199, 233+238, 276)
     done = subprocess.run([sys.executable, str(script), str(path), str(exp), "batch.per_device=480",
-                           "batch.global=960", "trainer.valid_bleu_utts=200"],
+                           "batch.global=960", "trainer.valid_bleu_utts=3"],
                           capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     ranks = [json.loads((exp / f"valid_rank{r}.json").read_text()) for r in (0, 1)]
@@ -132,7 +133,11 @@ def test_two_processes_count_each_validation_utterance_once(tmp_path: Path, make
     counted = sorted(i for b in batches if b["size"] for i in b["ids"])
     assert counted == sorted(dev)
     assert sum(b["wer"] for b in batches) == len(dev)
-    assert sum(b["bleu"] for b in batches) == len(dev)
+    # valid/bleu's 3: the epoch's first, as one process scores them (the batches come shortest first)
+    frames = {row["id"]: row["n_frames"] for row in map(json.loads, (prepared_data / "dev.jsonl").read_text().split(
+        "\n")[:-1])}
+    scored = sorted(frames[i] for b in batches if b["size"] for i in sorted(b["ids"], key=frames.get)[:b["bleu"]])
+    assert scored == sorted(frames.values())[:3]
     with open(exp / "logs" / "version_0" / "metrics.csv", newline="") as f:
         logged = [float(row["valid/loss"]) for row in csv.DictReader(f) if row["valid/loss"]]
     mean = sum(b["loss"] * b["size"] for b in batches) / sum(b["size"] for b in batches)
