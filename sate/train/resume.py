@@ -363,9 +363,18 @@ def check_budget(point: ResumePoint, max_epochs: int, max_steps: int) -> None:
     """Refuse a resume whose `trainer.max_epochs` or `trainer.max_steps` (keys a resume may change) is below where
     the checkpoint is: Lightning refused the epochs with a MisconfigurationException traceback once the model and
     the data were set up, and the updates with "`max_steps` reached", exit 0, nothing trained (twenty-ninth pass,
-    hand29c's leftover). A budget the run has just reached (a finished run started again) is not refused."""
+    hand29c's leftover). A budget the run has just reached (a finished run started again) is not refused. A checkpoint
+    whose header says where in its epoch it is (`mid_epoch`) has trained (or begun) epoch + 1 epochs: a run of 3
+    epochs resumed with max_epochs 2 was told it "has trained its trainer.max_epochs 2 epochs; raise it to train on",
+    exit 0, and raised to 3 the same (review32y); one that does not say is judged by its epoch alone."""
     assert point.checkpoint is not None
     epoch, step = point.checkpoint.get("epoch"), point.checkpoint.get("global_step")
+    header = point.checkpoint.get("sate") if isinstance(point.checkpoint.get("sate"), dict) else {}
+    mid = header.get("mid_epoch")
+    if isinstance(epoch, int) and isinstance(mid, bool) and epoch + 1 > max_epochs:
+        done = f"is inside epoch {epoch + 1:,}" if mid else f"has trained {epoch + 1:,} epochs"
+        raise SateError(f"{point.path}: the run {done}, more than trainer.max_epochs {max_epochs:,}: a resume trains "
+                        "on up to its budget; raise trainer.max_epochs to train more, or train into a new --exp")
     if isinstance(epoch, int) and epoch > max_epochs:
         raise SateError(f"{point.path}: the run is at epoch {epoch} (counted from 0), beyond trainer.max_epochs "
                         f"{max_epochs}: a resume trains on up to its budget; raise trainer.max_epochs to train "

@@ -392,10 +392,17 @@ def test_a_budget_below_the_epochs_done_is_one_line(trained: tuple[Path, Path], 
     before = {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()}
     assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "trainer.max_epochs=1"]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"sate train: error: {exp / 'checkpoints' / 'last.ckpt'}: the run is at epoch 2 (counted from 0), beyond "
+        f"sate train: error: {exp / 'checkpoints' / 'last.ckpt'}: the run has trained 3 epochs, more than "
         "trainer.max_epochs 1: a resume trains on up to its budget; raise trainer.max_epochs to train more, or train "
         "into a new --exp")
     assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == before
+    # a budget of 2 below the 3 epochs done: it was "has trained its trainer.max_epochs 2 epochs", exit 0 (review32y)
+    assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "trainer.max_epochs=2"]) == 2
+    assert "the run has trained 3 epochs, more than trainer.max_epochs 2" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == before
+    # its own budget is no refusal: the run has trained it
+    assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "trainer.max_epochs=3"]) == 0
+    assert "the run has trained its trainer.max_epochs 3 epochs; raise it to train on" in capsys.readouterr().out
 
 
 
