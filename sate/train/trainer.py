@@ -76,6 +76,8 @@ LAUNCHER_VARIABLES = (*RANK_VARIABLES, "WORLD_SIZE", "MASTER_ADDR", "SLURM_NTASK
 # machines, so not among LAUNCHER_VARIABLES).
 RANKS_READ = (*RANK_VARIABLES, "JSM_NAMESPACE_RANK")
 MAX_NODES = 10_000
+# The counts `trainer.monitor` may name (for best-N checkpoints), and what they count: no early stopping follows them.
+COUNTS = {"epoch": "epochs", "step": "updates"}
 
 def load_training_config(path: str | Path, overrides: list[str], need_data: bool = True) -> TrainingConfig:
     """The file's config merged with the defaults and checked; `need_data` False allows data.dir unset."""
@@ -175,9 +177,17 @@ def check_monitor(config: TrainingConfig, model: ModelConfig) -> None:
     ASR run or with `valid_bleu_utts` 0) only at the end of the first epoch, as a traceback after the work. And
     `trainer.monitor_mode` the way it improves (`check_mode`)."""
     names = logged_metrics(config, model)
-    if config.trainer.monitor not in names:
-        raise SateError(f"trainer.monitor {shown(config.trainer.monitor)} is not a metric this {config.task} run "
+    tconf = config.trainer
+    if tconf.monitor not in names:
+        raise SateError(f"trainer.monitor {shown(tconf.monitor)} is not a metric this {config.task} run "
                         f"logs ({', '.join(name for name in names if name.startswith('valid/'))}, or a train/ one)")
+    if tconf.patience > 0 and tconf.monitor in COUNTS:
+        # Lightning's early stopping reads the logged metrics, where the counts are not: its RuntimeError traceback
+        # ("Early stopping conditioned on metric `epoch` which is not available") ended the first epoch, before its
+        # checkpoint, the experiment's snapshot and logs left (thirty-third hostile pass)
+        raise SateError(f"trainer.patience {tconf.patience} stops the run when trainer.monitor has not improved for "
+                        f"that many validations, and {tconf.monitor} is the count of {COUNTS[tconf.monitor]}, no "
+                        "measure of the model: monitor a valid/ metric (valid/loss), or set trainer.patience 0")
     check_mode(config.trainer.monitor, config.trainer.monitor_mode, "trainer.monitor_mode is")
 
 
