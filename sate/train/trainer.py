@@ -899,10 +899,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     callbacks = list(callbacks or [])
     # The best-N callback runs first, so that last.ckpt (written by the second) holds both up-to-date states.
     # No version counter: a checkpoint of the same epoch replaces its file (one run holds the directory).
+    best = MovableCheckpoint(dirpath=ckpt_dir, filename=f"best-{safe_name}-epoch{{epoch:03d}}",
+                             enable_version_counter=False, auto_insert_metric_name=False, save_top_k=tconf.keep_best,
+                             monitor=monitor, mode=mode)
     callbacks += [
-        MovableCheckpoint(dirpath=ckpt_dir, filename=f"best-{safe_name}-epoch{{epoch:03d}}",
-                          enable_version_counter=False, auto_insert_metric_name=False, save_top_k=tconf.keep_best,
-                          monitor=monitor, mode=mode),
+        best,
         MovableCheckpoint(dirpath=ckpt_dir, filename="epoch{epoch:03d}", auto_insert_metric_name=False,
                           save_top_k=tconf.keep_last, monitor="epoch", mode="max", save_last=True,
                           enable_version_counter=False),
@@ -921,6 +922,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     checkpoint_io = AtomicCheckpointIO()
     if point.path is not None and point.checkpoint is not None:
         drop_other_early_stopping(point.checkpoint, early_stopping_key(monitor, mode) if tconf.patience > 0 else None)
+        if isinstance(point.checkpoint.get("callbacks"), dict):
+            best.take_other_mode(point.checkpoint["callbacks"])  # trainer.monitor_mode changed: its record
         checkpoint_io.preload(point.path, point.checkpoint)
     resumed_step = int(point.checkpoint["global_step"]) if point.checkpoint is not None else 0
     point.checkpoint = None

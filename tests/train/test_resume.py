@@ -500,6 +500,27 @@ def test_a_monitor_mode_set_right_is_a_change_a_resume_takes(tmp_path: Path) -> 
             "monitor": "valid/loss"}})), tmp_path)
 
 
+@pytest.mark.slow  # trains a tiny model
+def test_a_resume_with_another_monitor_mode_takes_the_runs_record(tmp_path: Path, prepared_data: Path,
+                                                                   make_config: MakeConfig) -> None:
+    """Lightning files the best-N record under a key that holds the mode: with trainer.monitor_mode changed at a
+    resume it restored none, warned "Please add the following callbacks: [\"ModelCheckpoint{...}\"]", and kept the
+    new epoch as best beside the old record's file, two best checkpoints of keep_best 1 (thirty-third hostile pass).
+    `step` is better high or low as the config says: max keeps the latest update, min the earliest."""
+    import warnings
+
+    path = make_config(tmp_path, "asr", prepared_data, trainer={"max_epochs": 2, "monitor": "step",
+                                                                "monitor_mode": "max", "keep_best": 1})
+    train(load_training_config(path, []), tmp_path / "exp")
+    assert sorted(p.name for p in (tmp_path / "exp" / "checkpoints").glob("best-*")) == ["best-step-epoch001.ckpt"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train(load_training_config(path, ["trainer.monitor_mode=min", "trainer.max_epochs=3"]), tmp_path / "exp")
+    # ranked by min, the record's step 2 beats the new epoch's step 3
+    assert sorted(p.name for p in (tmp_path / "exp" / "checkpoints").glob("best-*")) == ["best-step-epoch001.ckpt"]
+    assert [str(w.message) for w in caught if "ModelCheckpoint{" in str(w.message)] == []
+
+
 def test_a_restored_record_is_ranked_by_the_resumed_runs_mode(tmp_path: Path) -> None:
     """With monitor_mode changed at a resume, the best and k-th checkpoints the record names are those of the new
     mode: Lightning compares each new checkpoint with the restored k-th, which was the old mode's (the best BLEU of a
