@@ -768,7 +768,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         check_teachers,
         check_vocabularies,
         check_weights,
-        drop_other_early_stopping,
+        drop_unused_states,
         early_stop_note,
         early_stopping_key,
         find_resume_point,
@@ -921,7 +921,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     datamodule.check_sources()
     checkpoint_io = AtomicCheckpointIO()
     if point.path is not None and point.checkpoint is not None:
-        drop_other_early_stopping(point.checkpoint, early_stopping_key(monitor, mode) if tconf.patience > 0 else None)
+        drop_unused_states(point.checkpoint, early_stopping_key(monitor, mode) if tconf.patience > 0 else None,
+                           timer=tconf.max_minutes is not None)
         if isinstance(point.checkpoint.get("callbacks"), dict):
             best.take_other_mode(point.checkpoint["callbacks"])  # trainer.monitor_mode changed: its record
         checkpoint_io.preload(point.path, point.checkpoint)

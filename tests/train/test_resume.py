@@ -385,6 +385,19 @@ def test_teachers_spelled_another_way_are_no_change(tmp_path: Path, prepared_dat
         capsys.readouterr().err
 
 
+@pytest.mark.slow  # trains a tiny model
+def test_a_resume_without_a_time_budget_is_not_told_to_add_a_timer(trained: tuple[Path, Path], exp: Path) -> None:
+    """trainer.max_minutes may change on a resume, to null too: Lightning then warned "Please add the following
+    callbacks: [\"Timer\"]" (the checkpoint's), advice sate has no key for (thirty-third hostile pass)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train(load_training_config(trained[0], ["trainer.max_minutes=null", "trainer.max_epochs=4"]), exp)
+    assert (exp / "checkpoints" / "epoch003.ckpt").is_file()
+    assert [str(w.message) for w in caught if "Please add the following callbacks" in str(w.message)] == []
+
+
 def test_a_budget_below_the_epochs_done_is_one_line(trained: tuple[Path, Path], exp: Path,
                                                     capsys: pytest.CaptureFixture) -> None:
     """`trainer.max_epochs` may change on a resume, but one below the epoch the run is at was Lightning's
