@@ -323,11 +323,15 @@ class SateModule(L.LightningModule):
                                    len(self._val["wer_words"])], dtype=torch.float64, device=self.device)
             totals = self.trainer.strategy.reduce(totals, reduce_op="sum")
             if totals[2] > 0:
-                self.log("valid/wer", float(100 * totals[0] / max(totals[1], 1)), prog_bar=True, rank_zero_only=True)
+                # the same on every rank (of the sums of all): synced, as valid/bleu, for Lightning's warning
+                self.log("valid/wer", float(100 * totals[0] / max(totals[1], 1)), prog_bar=True, sync_dist=True)
         if self.task in ("mt", "st") and limit > 0:
             score = self._corpus_bleu(self._val["hyps"][:limit], self._val["refs"][:limit])
             if score is not None:
-                self.log("valid/bleu", score, prog_bar=True)
+                # every rank's score is the one of all their sums, so a mean over them changes nothing: logged
+                # without it (valid/wer: rank_zero_only), Lightning warned at each validation of a DDP run to log
+                # it with sync_dist=True
+                self.log("valid/bleu", score, prog_bar=True, sync_dist=True)
 
     def _corpus_bleu(self, hyps: list[str], refs: list[str]) -> float | None:
         """sacreBLEU's corpus BLEU of every rank's hypotheses, from the sum of their sufficient statistics (n-gram
