@@ -45,6 +45,23 @@ train(config, sys.argv[2], accelerator="cpu", devices=2)
 """
 
 
+def two_processes(tmp_path: Path, config: Path, script: str, sets: list[str]
+                  ) -> tuple[Path, subprocess.CompletedProcess]:
+    """(exp, the finished process) of ``script`` run on ``config`` with the --set items ``sets``, which trains in
+    two processes into tmp_path/exp; it must end 0."""
+    path = tmp_path / "script.py"
+    path.write_text(script)
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    # the worktree's sate, not the one the venv's editable install names
+    env = {**os.environ, "PL_DISABLE_FORK": "1", "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get(
+        "PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(path), str(config), str(exp), *sets], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return exp, done
+
+
 @pytest.mark.slow
 def test_two_processes_log_the_corpus_bleu_of_all_their_hypotheses(tmp_path: Path, make_config: MakeConfig,
                                                                    prepared_data: Path) -> None:
@@ -53,18 +70,9 @@ def test_two_processes_log_the_corpus_bleu_of_all_their_hypotheses(tmp_path: Pat
     the ranks, and chose the best checkpoints and the early stop."""
     import sacrebleu
 
-    path = make_config(tmp_path, "st", prepared_data)
-    script = tmp_path / "oracle.py"
-    script.write_text(ORACLE_SCRIPT)
-    exp = tmp_path / "exp"
-    exp.mkdir()
-    # the worktree's sate, not the one the venv's editable install names
-    env = {**os.environ, "PL_DISABLE_FORK": "1", "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get(
-        "PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, str(script), str(path), str(exp), "trainer.max_epochs=1",
-                           "trainer.valid_bleu_utts=5", "batch.per_device=700", "batch.global=1400"],
-                          capture_output=True, text=True, timeout=300, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
+    exp, done = two_processes(tmp_path, make_config(tmp_path, "st", prepared_data), ORACLE_SCRIPT,
+                              ["trainer.max_epochs=1", "trainer.valid_bleu_utts=5", "batch.per_device=700",
+                               "batch.global=1400"])
     ranks = [json.loads((exp / f"bleu_rank{r}.json").read_text()) for r in (0, 1)]
     epochs = [(a, b) for a, b in zip(*ranks, strict=True) if not a["sanity"]]
     assert epochs
@@ -114,18 +122,9 @@ def test_two_processes_count_each_validation_utterance_once(tmp_path: Path, make
     thirty-third hostile pass)."""
     import csv
 
-    path = make_config(tmp_path, "st", prepared_data)
-    script = tmp_path / "repeat.py"
-    script.write_text(REPEAT_SCRIPT)
-    exp = tmp_path / "exp"
-    exp.mkdir()
-    env = {**os.environ, "PL_DISABLE_FORK": "1", "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get(
-        "PYTHONPATH", "")])}
     # the dev split's 5 utterances make 3 batches of at most 480 frames (129+199, 233+238, 276)
-    done = subprocess.run([sys.executable, str(script), str(path), str(exp), "batch.per_device=480",
-                           "batch.global=960", "trainer.valid_bleu_utts=3"],
-                          capture_output=True, text=True, timeout=300, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
+    exp, done = two_processes(tmp_path, make_config(tmp_path, "st", prepared_data), REPEAT_SCRIPT,
+                              ["batch.per_device=480", "batch.global=960", "trainer.valid_bleu_utts=3"])
     assert "sync_dist" not in done.stderr  # Lightning's advice to sync valid/bleu, which is the same on every rank
     ranks = [json.loads((exp / f"valid_rank{r}.json").read_text()) for r in (0, 1)]
     batches = [b for rank in ranks for b in rank]
