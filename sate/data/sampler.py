@@ -206,6 +206,18 @@ class BucketBatchSampler(Sampler[list[int]]):
         total = sum(self._counts)
         return total // self.num_replicas if self.drop_last else -(-total // self.num_replicas)
 
+    def rank_places(self) -> list[tuple[int, bool]]:
+        """Where each of this rank's batches of the current epoch (from its start) stands in the epoch: how many
+        items the epoch's batches before it hold, and whether it repeats one the epoch gave already (the padding
+        that gives every rank as many batches; none with ``drop_last``). Validation counts a repeat's items once,
+        and scores BLEU on the epoch's first items, not each rank's: under DDP a repeat's loss, WER and BLEU were
+        counted twice, and each rank scored its own first trainer.valid_bleu_utts (the thirty-third hostile pass)."""
+        total = sum(self._counts)
+        sizes = [len(batch) for batch in self._batches(self.epoch, range(total))]
+        starts = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+        positions = (self.rank + k * self.num_replicas for k in range(self.batches_per_rank))
+        return [(int(starts[p % total]), p >= total) for p in positions]
+
     def rank_batch(self, epoch: int, k: int) -> list[int]:
         """This rank's `k`-th batch of `epoch`, counted from the epoch's start (0 <= k < batches_per_rank): a
         second corpus read beside a first one (`sate.data.text_mix`) draws its batches by number."""

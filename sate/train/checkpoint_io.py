@@ -109,6 +109,22 @@ class MovableCheckpoint(ModelCheckpoint):
             return
         super()._save_last_checkpoint(trainer, monitor_candidates)
 
+    def take_other_mode(self, callbacks: dict[str, Any]) -> None:
+        """File the record a checkpoint keeps for this monitor under the other mode (`callbacks`, the checkpoint's
+        states by key) under this one's key: Lightning's key holds the mode, so with trainer.monitor_mode changed at a
+        resume (a safe key) it restored no record at all, warned "Please add the following callbacks:
+        [\"ModelCheckpoint{...}\"]", and the run's best-N began afresh, the files of the old record kept past
+        keep_best for good (thirty-third hostile pass). Taken, `_fit_record` ranks it by this mode."""
+        if self.state_key in callbacks:
+            return
+        other = "max" if self.mode == "min" else "min"
+        key = self._generate_state_key(monitor=self.monitor, mode=other, every_n_train_steps=self._every_n_train_steps,
+                                       every_n_epochs=self._every_n_epochs,
+                                       train_time_interval=self._train_time_interval)
+        key = key.replace(type(self).__qualname__, ModelCheckpoint.__qualname__, 1)
+        if key in callbacks:
+            callbacks[self.state_key] = callbacks.pop(key)
+
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         old = state_dict.get("dirpath")
         if old is not None and self.dirpath is not None and old != self.dirpath:

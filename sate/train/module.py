@@ -22,6 +22,7 @@ import torch
 from lightning.pytorch.strategies import ParallelStrategy
 from torch import nn
 
+from sate.data.sampler import BucketBatchSampler
 from sate.data.specaug import SpecAugment
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError, one_line
@@ -73,6 +74,7 @@ class SateModule(L.LightningModule):
         self._validated_step: int | None = None  # the update of the last validation, recorded in checkpoints
         self._update_buffers: list[torch.Tensor] | None = None  # buffers when this update began
         self._val: dict[str, list] = {}
+        self._val_places: list[tuple[int, bool]] = []  # this rank's validation batches in the epoch (under DDP)
         self._came_in_finite = True
 
     # ------------------------------------------------------------------ training
@@ -196,7 +198,18 @@ class SateModule(L.LightningModule):
         self._val = {"wer_errors": [], "wer_words": [], "hyps": [], "refs": []}
         # validation batches of a finite loss, in all, and of a NaN loss met while valid/bleu still took utterances
         self._val_batches = [0, 0, 0]
+        self._val_places = self._validation_places()
         self._check_weights_finite()
+
+    def _validation_places(self) -> list[tuple[int, bool]]:
+        """Where each validation batch of this rank stands in the validation epoch (`rank_places`): the items
+        before it, and whether it repeats one another rank validates. None in one process (each batch follows the
+        one before), or where the loader is not sate's."""
+        trainer = self._trainer
+        if trainer is None or trainer.world_size == 1:
+            return []
+        sampler = getattr(trainer.val_dataloaders, "batch_sampler", None)
+        return sampler.rank_places() if isinstance(sampler, BucketBatchSampler) else []
 
     def _nonfinite_parameter(self) -> str | None:
         return next((name for name, p in self.model.named_parameters() if not bool(torch.isfinite(p).all())), None)
@@ -240,15 +253,26 @@ class SateModule(L.LightningModule):
         return f"the checkpoint it started from ({', '.join(paths)})" if paths else "the model it started from"
 
     def validation_step(self, batch: dict, batch_idx: int) -> None:
-        size = len(batch["ids"])
+        # a repeat (the padding that gives each rank as many batches) runs its forward pass, as DDP's collectives
+        # need, and counts for nothing: its items were counted twice in valid/loss, valid/wer and valid/bleu
+        place = self._val_places[batch_idx] if batch_idx < len(self._val_places) else None
+        repeat = place is not None and place[1]
+        # a float: Lightning sums an int batch size in an int tensor, which its mean over ranks truncates, so the
+        # ranks' 3 and 2 utterances made a mean of 2 and valid/loss was divided by 4 utterances where 5 were summed
+        size = 0.0 if repeat else float(len(batch["ids"]))
         out = self.model(batch)
         self.log("valid/loss", out["loss"], prog_bar=True, sync_dist=True, batch_size=size)
         self.log_dict({f"valid/{k}": float(v) for k, v in out.items() if k != "loss" and _is_scalar(v)},
                       sync_dist=True, batch_size=size)
+        if repeat:
+            return
         self._val_batches[1] += 1
-        limit = self.config.trainer.valid_bleu_utts
+        # how many of this batch's utterances valid/bleu scores: the first trainer.valid_bleu_utts of the validation
+        # epoch, told under DDP by the batch's place in it (each rank scored its own first ones: twice as many over
+        # two ranks, the thirty-third hostile pass), in one process by the utterances decoded so far
+        bleu = self.config.trainer.valid_bleu_utts - (place[0] if place is not None else len(self._val["hyps"]))
         if not bool(torch.isfinite(out["loss"]).item()):  # nothing to decode: `_check_loss_finite` says why
-            self._val_batches[2] += self.task in ("mt", "st") and len(self._val["hyps"]) < limit
+            self._val_batches[2] += self.task in ("mt", "st") and bleu > 0
             return
         self._val_batches[0] += 1
         enc = None
@@ -258,7 +282,7 @@ class SateModule(L.LightningModule):
                 hyp_words, ref_words = self.src_vocab.decode(ids).split(), self.src_vocab.decode(ref).split()
                 self._val["wer_errors"].append(editdistance.eval(hyp_words, ref_words))
                 self._val["wer_words"].append(len(ref_words))
-        if self.task in ("mt", "st") and len(self._val["hyps"]) < limit:
+        if self.task in ("mt", "st") and bleu > 0:
             from sate.decode.beam_search import DecodeOptions, beam_search, decode_memory
 
             greedy = DecodeOptions(beam=1, max_len_ratio=self.config.trainer.valid_max_len_ratio)
@@ -266,7 +290,7 @@ class SateModule(L.LightningModule):
                 nbest = decode_memory(self.model.decoder, enc.memory, enc.memory_lengths, self.model.eos, greedy)
             else:
                 nbest = beam_search(self.model, batch, greedy)
-            for hyps, ref in zip(nbest, _unpad(batch["tgt"]), strict=True):
+            for hyps, ref in list(zip(nbest, _unpad(batch["tgt"]), strict=True))[:bleu]:
                 self._val["hyps"].append(self.tgt_vocab.decode(hyps[0].tokens))
                 self._val["refs"].append(self.tgt_vocab.decode(ref))
 
@@ -299,11 +323,15 @@ class SateModule(L.LightningModule):
                                    len(self._val["wer_words"])], dtype=torch.float64, device=self.device)
             totals = self.trainer.strategy.reduce(totals, reduce_op="sum")
             if totals[2] > 0:
-                self.log("valid/wer", float(100 * totals[0] / max(totals[1], 1)), prog_bar=True, rank_zero_only=True)
+                # the same on every rank (of the sums of all): synced, as valid/bleu, for Lightning's warning
+                self.log("valid/wer", float(100 * totals[0] / max(totals[1], 1)), prog_bar=True, sync_dist=True)
         if self.task in ("mt", "st") and limit > 0:
             score = self._corpus_bleu(self._val["hyps"][:limit], self._val["refs"][:limit])
             if score is not None:
-                self.log("valid/bleu", score, prog_bar=True)
+                # every rank's score is the one of all their sums, so a mean over them changes nothing: logged
+                # without it (valid/wer: rank_zero_only), Lightning warned at each validation of a DDP run to log
+                # it with sync_dist=True
+                self.log("valid/bleu", score, prog_bar=True, sync_dist=True)
 
     def _corpus_bleu(self, hyps: list[str], refs: list[str]) -> float | None:
         """sacreBLEU's corpus BLEU of every rank's hypotheses, from the sum of their sufficient statistics (n-gram

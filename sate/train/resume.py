@@ -413,6 +413,20 @@ def early_stopping_key(monitor: str, mode: str) -> str:
     return "EarlyStopping" + repr({"monitor": monitor, "mode": mode})
 
 
+def drop_unused_states(checkpoint: dict[str, Any], kept: str | None, timer: bool) -> None:
+    """Remove from a checkpoint about to be resumed the states no callback of this run takes: early stopping's, all
+    but ``kept`` (the `early_stopping_key` of this run's, None where trainer.patience is 0), and the Timer's where
+    ``timer`` is False (trainer.max_minutes null). Lightning warned of each one after the note that said early
+    stopping is off or starts afresh ("Please add the following callbacks: [\"EarlyStopping{...}\"]", advice sate
+    has no key for; the thirty-second pass's leftover), and of the Timer (["Timer"]) at a resume with max_minutes
+    set to null (thirty-third hostile pass). The next checkpoint held none of them anyway."""
+    callbacks = checkpoint.get("callbacks")
+    if isinstance(callbacks, dict):
+        for key in [key for key in callbacks if isinstance(key, str) and (
+                (key.startswith("EarlyStopping{") and key != kept) or (key == "Timer" and not timer))]:
+            del callbacks[key]
+
+
 def early_stop_state(checkpoint: dict[str, Any], monitor: str, mode: str | None = None) -> dict[str, Any] | None:
     """The checkpoint's EarlyStopping state for `monitor` (and `mode`, where given), kept under
     `early_stopping_key`; None where the run kept none (no patience) or another monitor's."""

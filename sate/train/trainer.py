@@ -78,6 +78,8 @@ LAUNCHER_VARIABLES = (*RANK_VARIABLES, "WORLD_SIZE", "MASTER_ADDR", "SLURM_NTASK
 # machines, so not among LAUNCHER_VARIABLES).
 RANKS_READ = (*RANK_VARIABLES, "JSM_NAMESPACE_RANK")
 MAX_NODES = 10_000
+# The counts `trainer.monitor` may name (for best-N checkpoints), and what they count: no early stopping follows them.
+COUNTS = {"epoch": "epochs", "step": "updates"}
 
 def load_training_config(path: str | Path, overrides: list[str], need_data: bool = True) -> TrainingConfig:
     """The file's config merged with the defaults and checked; `need_data` False allows data.dir unset."""
@@ -177,9 +179,17 @@ def check_monitor(config: TrainingConfig, model: ModelConfig) -> None:
     ASR run or with `valid_bleu_utts` 0) only at the end of the first epoch, as a traceback after the work. And
     `trainer.monitor_mode` the way it improves (`check_mode`)."""
     names = logged_metrics(config, model)
-    if config.trainer.monitor not in names:
-        raise SateError(f"trainer.monitor {shown(config.trainer.monitor)} is not a metric this {config.task} run "
+    tconf = config.trainer
+    if tconf.monitor not in names:
+        raise SateError(f"trainer.monitor {shown(tconf.monitor)} is not a metric this {config.task} run "
                         f"logs ({', '.join(name for name in names if name.startswith('valid/'))}, or a train/ one)")
+    if tconf.patience > 0 and tconf.monitor in COUNTS:
+        # Lightning's early stopping reads the logged metrics, where the counts are not: its RuntimeError traceback
+        # ("Early stopping conditioned on metric `epoch` which is not available") ended the first epoch, before its
+        # checkpoint, the experiment's snapshot and logs left (thirty-third hostile pass)
+        raise SateError(f"trainer.patience {tconf.patience} stops the run when trainer.monitor has not improved for "
+                        f"that many validations, and {tconf.monitor} is the count of {COUNTS[tconf.monitor]}, no "
+                        "measure of the model: monitor a valid/ metric (valid/loss), or set trainer.patience 0")
     check_mode(config.trainer.monitor, config.trainer.monitor_mode, "trainer.monitor_mode is")
 
 
@@ -788,7 +798,9 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         check_teachers,
         check_vocabularies,
         check_weights,
+        drop_unused_states,
         early_stop_note,
+        early_stopping_key,
         find_resume_point,
         finished,
         set_aside,
@@ -917,10 +929,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     callbacks = list(callbacks or [])
     # The best-N callback runs first, so that last.ckpt (written by the second) holds both up-to-date states.
     # No version counter: a checkpoint of the same epoch replaces its file (one run holds the directory).
+    best = MovableCheckpoint(dirpath=ckpt_dir, filename=f"best-{safe_name}-epoch{{epoch:03d}}",
+                             enable_version_counter=False, auto_insert_metric_name=False, save_top_k=tconf.keep_best,
+                             monitor=monitor, mode=mode)
     callbacks += [
-        MovableCheckpoint(dirpath=ckpt_dir, filename=f"best-{safe_name}-epoch{{epoch:03d}}",
-                          enable_version_counter=False, auto_insert_metric_name=False, save_top_k=tconf.keep_best,
-                          monitor=monitor, mode=mode),
+        best,
         MovableCheckpoint(dirpath=ckpt_dir, filename="epoch{epoch:03d}", auto_insert_metric_name=False,
                           save_top_k=tconf.keep_last, monitor="epoch", mode="max", save_last=True,
                           enable_version_counter=False),
@@ -938,6 +951,10 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     datamodule.check_sources()
     checkpoint_io = AtomicCheckpointIO()
     if point.path is not None and point.checkpoint is not None:
+        drop_unused_states(point.checkpoint, early_stopping_key(monitor, mode) if tconf.patience > 0 else None,
+                           timer=tconf.max_minutes is not None)
+        if isinstance(point.checkpoint.get("callbacks"), dict):
+            best.take_other_mode(point.checkpoint["callbacks"])  # trainer.monitor_mode changed: its record
         checkpoint_io.preload(point.path, point.checkpoint)
     resumed_step = int(point.checkpoint["global_step"]) if point.checkpoint is not None else 0
     point.checkpoint = None

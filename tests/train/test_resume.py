@@ -385,6 +385,19 @@ def test_teachers_spelled_another_way_are_no_change(tmp_path: Path, prepared_dat
         capsys.readouterr().err
 
 
+@pytest.mark.slow  # trains a tiny model
+def test_a_resume_without_a_time_budget_is_not_told_to_add_a_timer(trained: tuple[Path, Path], exp: Path) -> None:
+    """trainer.max_minutes may change on a resume, to null too: Lightning then warned "Please add the following
+    callbacks: [\"Timer\"]" (the checkpoint's), advice sate has no key for (thirty-third hostile pass)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train(load_training_config(trained[0], ["trainer.max_minutes=null", "trainer.max_epochs=4"]), exp)
+    assert (exp / "checkpoints" / "epoch003.ckpt").is_file()
+    assert [str(w.message) for w in caught if "Please add the following callbacks" in str(w.message)] == []
+
+
 def test_a_budget_below_the_epochs_done_is_one_line(trained: tuple[Path, Path], exp: Path,
                                                     capsys: pytest.CaptureFixture) -> None:
     """`trainer.max_epochs` may change on a resume, but one below the epoch the run is at was Lightning's
@@ -539,6 +552,27 @@ def test_a_monitor_mode_set_right_is_a_change_a_resume_takes(tmp_path: Path) -> 
     with pytest.raises(SateError, match=r"cannot resume with a changed config: trainer.monitor 'valid/wer' -> "):
         check_config_change(point, build(TrainingConfig, merge(TrainingConfig, {**old, "trainer": {
             "monitor": "valid/loss"}})), tmp_path)
+
+
+@pytest.mark.slow  # trains a tiny model
+def test_a_resume_with_another_monitor_mode_takes_the_runs_record(tmp_path: Path, prepared_data: Path,
+                                                                   make_config: MakeConfig) -> None:
+    """Lightning files the best-N record under a key that holds the mode: with trainer.monitor_mode changed at a
+    resume it restored none, warned "Please add the following callbacks: [\"ModelCheckpoint{...}\"]", and kept the
+    new epoch as best beside the old record's file, two best checkpoints of keep_best 1 (thirty-third hostile pass).
+    `step` is better high or low as the config says: max keeps the latest update, min the earliest."""
+    import warnings
+
+    path = make_config(tmp_path, "asr", prepared_data, trainer={"max_epochs": 2, "monitor": "step",
+                                                                "monitor_mode": "max", "keep_best": 1})
+    train(load_training_config(path, []), tmp_path / "exp")
+    assert sorted(p.name for p in (tmp_path / "exp" / "checkpoints").glob("best-*")) == ["best-step-epoch001.ckpt"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train(load_training_config(path, ["trainer.monitor_mode=min", "trainer.max_epochs=3"]), tmp_path / "exp")
+    # ranked by min, the record's step 2 beats the new epoch's step 3
+    assert sorted(p.name for p in (tmp_path / "exp" / "checkpoints").glob("best-*")) == ["best-step-epoch001.ckpt"]
+    assert [str(w.message) for w in caught if "ModelCheckpoint{" in str(w.message)] == []
 
 
 def test_a_restored_record_is_ranked_by_the_resumed_runs_mode(tmp_path: Path) -> None:

@@ -126,6 +126,21 @@ def test_a_resume_with_a_larger_patience_trains_on(stopped: tuple[Path, Path], e
 
 
 @pytest.mark.slow  # trains a tiny model
+def test_a_resume_with_patience_off_is_not_told_to_add_early_stopping(stopped: tuple[Path, Path], exp: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    """The note said early stopping is off and the run trains on, and Lightning's warning after it asked for the
+    checkpoint's EarlyStopping callback ("Please add the following callbacks: ..."), which sate has no key for (the
+    thirty-second pass's leftover)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train(load_training_config(stopped[0], ["trainer.patience=0", "trainer.max_epochs=3"]), exp)
+    assert "trainer.patience is now 0 (off): it trains on up to its budget" in capsys.readouterr().out
+    assert _epoch(exp) == 2
+    told = [str(w.message) for w in caught if "EarlyStopping" in str(w.message)]
+    assert told == []
+
+
+@pytest.mark.slow  # trains a tiny model
 def test_a_finished_run_started_again_changes_nothing(prepared_data: Path, make_config: MakeConfig, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture) -> None:
     """A run at its trainer.max_epochs started again trained nothing (Lightning's "`max_epochs=1` reached"), but made

@@ -177,6 +177,28 @@ def test_a_monitor_the_run_never_logs_is_refused_before_any_work(
     assert main(["config", "--config", str(config), *argv]) == 2
 
 
+@pytest.mark.parametrize("monitor", ["epoch", "step"])
+def test_early_stopping_on_a_count_is_refused_before_any_work(tmp_path: Path, make_config: MakeConfig,
+                                                              prepared_data: Path, monitor: str,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """trainer.monitor may name the epoch or step count (for best-N checkpoints), but with trainer.patience Lightning's
+    early stopping, which does not see them, ended the first epoch with a RuntimeError traceback, the experiment's
+    snapshot and logs left (thirty-third hostile pass)."""
+    config = make_config(tmp_path, "asr", prepared_data)
+    argv = ["--set", f"trainer.monitor={monitor}", "--set", "trainer.patience=2"]
+    assert main(["config", "--config", str(config), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    counted = "epochs" if monitor == "epoch" else "updates"
+    assert err.splitlines() == [f"sate config: error: {config} with --set 'trainer.patience=2': trainer.patience 2 "
+                                "stops the run when trainer.monitor has not improved for that many validations, and "
+                                f"{monitor} is the count of {counted}, no measure of the model: monitor a valid/ "
+                                "metric (valid/loss), or set trainer.patience 0"], err
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), *argv]) == 2
+    assert capsys.readouterr().err.strip() == err.replace("sate config", "sate train")
+    assert not (tmp_path / "exp").exists()
+    assert main(["config", "--config", str(config), "--set", f"trainer.monitor={monitor}"]) == 0  # best-N: taken
+
+
 @pytest.mark.parametrize(("key", "value"), [("d_model", 10 ** 13), ("d_model", 10 ** 30), ("acoustic.ffn", 10 ** 7),
                                             ("decoder.layers", 10 ** 5)])
 def test_sizes_past_their_bounds_are_refused_before_anything_is_built(
