@@ -220,10 +220,7 @@ def beam_search(model: SateModel, batch: dict,
     Works for st and asr with a decoder (batch has feats, feats_lengths) and mt (batch has src, src_lengths) models;
     the model runs in eval mode and is put back in its previous mode afterwards.
     """
-    if not isinstance(options, DecodeOptions):  # None or a dict was an AttributeError deep in the search
-        raise SateError(f"options must be DecodeOptions (e.g. DecodeOptions(beam=5)), got {type(options).__name__}")
-    # types checked (DecodeOptions(beam=2.5) was a TypeError of torch.full); the bounds are the callers' (check_limits)
-    options = read(DecodeOptions, option_values(options), "options: ", noun="decoding option")
+    options = _typed(options)
     if getattr(model, "decoder", None) is None:  # 'ASRModel' object has no attribute 'eos'
         raise SateError(f"an {model.task.upper()} model without a decoder (CTC only) has no beam search: its "
                         "transcripts are the CTC head's (sate.models.ctc.ctc_greedy of model.encode's ctc_logits)")
@@ -246,12 +243,24 @@ def beam_search(model: SateModel, batch: dict,
         return [_nothing() if none else next(found) for none in empty.tolist()]
 
 
+def _typed(options: object) -> DecodeOptions:
+    """``options`` with each field of its type, for either entry point: None or a dict was an AttributeError deep in
+    the search, and `DecodeOptions(beam=2.5)` a TypeError of torch.full. `decode_memory` took options unchecked (the
+    docs' encode-once path): `DecodeOptions(lenpen=-1)`, within the bounds but an int, was torch's "Integers to
+    negative integer powers are not allowed" at the first finished hypothesis, where `beam_search` read it as -1.0
+    (33rd hostile pass). The bounds are the callers' (`check_limits`)."""
+    if not isinstance(options, DecodeOptions):
+        raise SateError(f"options must be DecodeOptions (e.g. DecodeOptions(beam=5)), got {type(options).__name__}")
+    return read(DecodeOptions, option_values(options), "options: ", noun="decoding option")
+
+
 @torch.no_grad()
 def decode_memory(decoder: nn.Module, memory: torch.Tensor, memory_lengths: torch.Tensor, eos: int,
                   options: DecodeOptions, prefix: Sequence[int] = ()) -> list[list[Hypothesis]]:
     """The same from an already encoded memory (B, T, D) with lengths (B,), so callers that also need
     the CTC output encode once. `decoder` is the model's ESPnet `TransformerDecoder`. Every hypothesis of
     every utterance starts with `prefix` (target ids, no sos; module doc), cut at the maximum length."""
+    options = _typed(options)
     memory_lengths = _memory_lengths(decoder, memory, memory_lengths)
     with eval_mode(decoder):
         return _search(decoder, memory, memory_lengths, eos, options, prefix)

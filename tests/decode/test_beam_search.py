@@ -563,3 +563,23 @@ def test_the_encode_once_path_refuses_lengths_that_do_not_fit_the_memory() -> No
                                      r"\(6, 32\)$")):
         with pytest.raises(SateError, match=message):
             decode_memory(model.decoder, bad_memory, bad_lengths, model.eos, options)
+
+
+def test_the_encode_once_path_reads_its_options_as_beam_search_does() -> None:
+    """`decode_memory` took the options unchecked: `DecodeOptions(lenpen=-1)` (an int, within the documented -10 to
+    10) was torch's "Integers to negative integer powers are not allowed" where `beam_search` decodes it, and
+    `DecodeOptions(beam=2.5)` a TypeError of torch.full where `beam_search` names it (33rd hostile pass)."""
+    torch.manual_seed(0)
+    model = build_model("mt", tiny_config("mt"), 10, 12).eval()
+    src, lengths = torch.randint(0, 10, (2, 6)), torch.tensor([6, 3])
+    with torch.no_grad():
+        memory, memory_lengths = model.encode_text(src, lengths)
+    options = DecodeOptions(beam=3, nbest=2, lenpen=-1, max_len_ratio=1.0)
+    got = decode_memory(model.decoder, memory, memory_lengths, model.eos, options)
+    assert [[(h.tokens, h.score) for h in hyps] for hyps in got] == \
+        [[(h.tokens, h.score) for h in hyps] for hyps in beam_search(model, {"src": src, "src_lengths": lengths},
+                                                                     options)]
+    for bad, message in ((DecodeOptions(beam=2.5), r"^options: beam must be an integer, got 2.5$"),  # type: ignore[arg-type]
+                         ({"beam": 2}, r"^options must be DecodeOptions \(e.g. DecodeOptions\(beam=5\)\), got dict$")):
+        with pytest.raises(SateError, match=message):
+            decode_memory(model.decoder, memory, memory_lengths, model.eos, bad)  # type: ignore[arg-type]
