@@ -35,7 +35,7 @@ from sate.data.audio import SAMPLE_RATE, SHIFT, WINDOW, DcFreeEnergy, audio_bloc
 from sate.decode import silero
 from sate.decode.frames import Frames
 from sate.errors import SateError, shown
-from sate.numbers import bound_text, is_number
+from sate.numbers import bound_text, is_number, plain
 
 # A frame quieter than this is never speech, whatever the recording's level: -60 dBFS RMS is
 # well below any usable speech and above dither and quantisation noise.
@@ -68,8 +68,11 @@ class VadOptions:
         # A NaN compares False with everything and would pass every range check unseen.
         for name in ("max_segment", "min_pause", "min_speech", "padding"):
             value = getattr(self, name)
-            if isinstance(value, np.integer | np.floating):  # a NumPy scalar (a sweep over np.arange) read as its
-                value = value.item()  # number, as DecodeOptions reads one; it was "must be a finite number"
+            # a NumPy scalar (a sweep over np.arange), a 0-d array or tensor read as its number, as DecodeOptions
+            # reads one: np.float64(0.2) was "must be a finite number", and so was np.array(0.2) after it (33rd pass);
+            # np.bool_ is then a bool, refused as True is
+            if (number := plain(value)) is not value:
+                value = number
                 object.__setattr__(self, name, value)
             # "5", None: TypeErrors of isfinite. A max_segment number is named with its range below: ">= 0" was
             # advice for -1 or nan that 0 then broke (twenty-fifth hostile pass)
