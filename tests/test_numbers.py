@@ -85,7 +85,8 @@ def test_a_whole_number_beyond_a_float_or_int64_is_refused_by_its_key(tmp_path: 
 
 
 def test_decoding_options_and_a_packs_sate_yaml(tmp_path: Path) -> None:
-    with pytest.raises(SateError, match=r"--decode: beam must be at least 1 and at most 256, got 9{20}\.\.\. \(400 digits\)$"):
+    with pytest.raises(SateError, match=r"--decode: beam must be at least 1 and at most 256, got 9{20}\.\.\. "
+                                        r"\(400 digits\)$"):
         decode_options(parse_decode([f"beam={HUGE}"]), "--decode")
     with pytest.raises(SateError, match=r"--decode 'beam=!!timestamp 2001-02-30': the value of beam is not valid "
                                         r"YAML"):
