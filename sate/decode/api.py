@@ -510,7 +510,7 @@ class SpeechTranslator:
             spans = speech_segments(wave, vad)
             waves = cut(wave, spans)
         if not spans:
-            raise SateError(f"{name}: {no_speech(duration)}")
+            raise SateError(f"{name}: {no_speech(duration, vad)}")
         return PreparedAudio(name, duration, spans, waves)
 
     def max_segment_seconds(self) -> float | None:

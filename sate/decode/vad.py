@@ -196,13 +196,18 @@ def block_segments(blocks: Iterable[np.ndarray], options: VadOptions | None = No
     return frames_to_segments(detector.finish(), samples / SAMPLE_RATE, options), samples / SAMPLE_RATE
 
 
-def no_speech(seconds: float) -> str:
+def no_speech(seconds: float, options: VadOptions | None = None) -> str:
     """Why an input gave no segment. Loud noise was once called "silence or near-silence": a VAD finds no speech in
-    silence, nor in sounds it does not take for speech."""
+    silence, nor in sounds it does not take for speech. ``options`` whose min_speech is above the default: speech in
+    shorter bursts is dropped, and said to be: `VadOptions(min_speech=2)` over a talk of short sentences was "13.1 s
+    of silence, or of ... noise, music, tones", of a recording that was fine (33rd hostile pass)."""
     # under 0.1 s in whole milliseconds: a 0.05-s file was "0.1 s of silence", a 1-ms one "0.0 s" (twenty-eighth
     # hostile pass). The length is the 16 kHz signal's, within 1/16 ms of the file's, so no finer (review28s).
     ms = round(seconds * 1000)
     length = f"{seconds:.1f} s" if seconds >= 0.1 else f"{ms} ms" if ms else "under 1 ms"
+    if options is not None and options.min_speech > VadOptions.min_speech:
+        return (f"no speech found ({length} of silence, of sounds the VAD does not take for speech: noise, music, "
+                f"tones, or of speech in bursts shorter than min_speech, {bound_text(options.min_speech)} s)")
     return (f"no speech found ({length} of silence, or of sounds the VAD does not take for speech: noise, "
             "music, tones)")
 

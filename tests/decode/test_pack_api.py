@@ -549,6 +549,25 @@ def test_translate_files_and_waveforms(packs: dict[str, Path], prepared_data: Pa
         st.translate_text(["hello"])
 
 
+def test_no_speech_under_a_raised_min_speech_says_so(packs: dict[str, Path], prepared_data: Path) -> None:
+    """`VadOptions(min_speech=...)` above every burst of a recording of speech gave "no speech found (13.1 s of
+    silence, or of sounds the VAD does not take for speech: noise, music, tones)", of a recording that was fine
+    (33rd hostile pass): the line names min_speech where it is raised, and is as it was at the default."""
+    st = SpeechTranslator.load(packs["asr"], "cpu")
+    path = read_manifest(prepared_data / "tst-COMMON.jsonl")[0]["audio"]
+    pcm, rate = sf.read(path, dtype="int16")
+    vad = VadOptions(min_speech=20.0, max_segment=20.0, method="energy")
+    for given, name in ((path, path), ((pcm, rate), "<waveform 0>")):
+        (failure,) = st.stream([given], vad=vad)
+        assert isinstance(failure, Failure) and failure.error == (
+            f"{name}: no speech found ({len(pcm) / rate:.1f} s of silence, of sounds the VAD does not take for "
+            "speech: noise, music, tones, or of speech in bursts shorter than min_speech, 20 s)")
+    assert st.translate([path], vad=VadOptions(min_speech=0.5, method="energy"))[0].segments  # its sentences pass
+    with pytest.raises(SateError, match=r"^<waveform 0>: no speech found \(2.0 s of silence, or of sounds the VAD "
+                                        r"does not take for speech: noise, music, tones\)$"):
+        st.translate([(np.zeros(32000, dtype=np.float32), 16000)], vad=VadOptions(method="energy"))
+
+
 def test_a_folder_of_packs_names_them(packs: dict[str, Path], tmp_path: Path) -> None:
     """A folder of packs, or the folder a shared pack's archive was unpacked into (the pack inside it), was told to
     "write one with `sate pack`", which needs the model file and data directory a pack does without (thirtieth
