@@ -555,7 +555,7 @@ class SpeechTranslator:
         """(transcript, translation) per (T, 80) normalised feature matrix (or (T,) waveform); translation is None
         for ASR."""
         self._need_speech()
-        from sate.decode.beam_search import decode_memory
+        from sate.decode.beam_search import decode_memory, eval_mode
         from sate.models.ctc import ctc_greedy
 
         waveform = self.feature_kind == "waveform"
@@ -577,7 +577,10 @@ class SpeechTranslator:
                 f"one segment of {seconds:,.0f} s is too long to decode at once (the encoder's attention grows with "
                 f"its square): cut it at pauses (sate segment; sate evaluate --talks for a split of whole "
                 "recordings)")
-            with _out_of_memory_hint(f"{len(batch)} segments of up to {int(lengths.max())} frames", options, alone):
+            # in eval mode, whatever mode a notebook left the model in (fine-tuned: st.model.train()), restored after:
+            # the encoder's dropout gave other transcripts and translations at each call, exit 0 (33rd hostile pass)
+            with _out_of_memory_hint(f"{len(batch)} segments of up to {int(lengths.max())} frames", options, alone), \
+                    eval_mode(self.model):
                 enc = self.model.encode(x.to(self.device), lengths.to(self.device))
                 check_ctc_scores(enc.ctc_logits, enc.ctc_lengths, self.directory / MODEL)
                 transcripts = [self.src_vocab.decode(ids) for ids in ctc_greedy(enc.ctc_logits, enc.ctc_lengths)]
@@ -715,7 +718,7 @@ class SpeechTranslator:
         sentences and ASR transcripts both work; an empty source gives an empty translation."""
         if self.task != "mt":
             raise SateError(f"{self.directory} is an {self.task.upper()} model: translate_text needs an MT model")
-        from sate.decode.beam_search import decode_memory
+        from sate.decode.beam_search import decode_memory, eval_mode
         from sate.models.hub.marian import TooManyPositions  # heavy: ESPnet's blocks, for a Marian pack's refusal
 
         texts = args.texts(texts)
@@ -737,7 +740,8 @@ class SpeechTranslator:
             alone = None if len(batch) > 1 or tokens <= LONG_SENTENCE else (
                 f"one sentence of {tokens:,} tokens is too long to translate at once (the encoder's attention grows "
                 "with its square): split it into sentences")
-            with _out_of_memory_hint(f"{len(batch)} sentences of up to {tokens} tokens", options, alone):
+            with _out_of_memory_hint(f"{len(batch)} sentences of up to {tokens} tokens", options, alone), \
+                    eval_mode(self.model):  # as decode_features
                 try:
                     memory, memory_lengths = self.model.encode_text(src.to(self.device), lengths.to(self.device))
                 except TooManyPositions as err:  # its advice was speech's (adaptor.type shrink), for a sentence

@@ -42,6 +42,7 @@ import torch
 
 from sate.data.audio import SAMPLE_RATE, HeldFiles, read_segment
 from sate.decode.api import SpeechTranslator, check_ctc_scores
+from sate.decode.beam_search import eval_mode
 from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk, parse_policy
 from sate.decode.policies import Policy, start
 from sate.decode.vad import VadOptions, speech_segments
@@ -120,7 +121,7 @@ class UtteranceStream:
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            with torch.inference_mode():
+            with torch.inference_mode(), eval_mode(self.translator.model):  # as the offline decoding (its dropout)
                 return self._advance(wave, final)
         finally:
             torch.set_num_threads(threads)

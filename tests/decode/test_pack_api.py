@@ -27,7 +27,7 @@ from sate.decode import api
 from sate.decode.api import Failure, Result, SpeechTranslator, check_ctc_scores
 from sate.decode.beam_search import DecodeOptions, decode_memory
 from sate.decode.pack import pack, read_pack_yaml
-from sate.decode.vad import VadOptions
+from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError
 from sate.models import build_model, load_model_file, save_model_file
 from sate.models.tiny import tiny_config
@@ -620,6 +620,32 @@ def test_a_pack_decodes_alike_under_another_default_dtype(packs: dict[str, Path]
         assert SpeechTranslator.load(packs["mt"], "cpu").translate_text(["hello world"]) == text
     finally:
         torch.set_default_dtype(torch.float32)
+
+
+@pytest.mark.slow
+def test_a_pack_decodes_in_eval_mode_and_its_vad_and_features_in_float32_under_autocast(
+        packs: dict[str, Path], prepared_data: Path) -> None:
+    """A notebook's model left in training mode (`st.model.train()`, fine-tuning a pack's model) was decoded with its
+    dropout: other transcripts and translations at each call, exit 0; `with torch.autocast("cpu"):` (bfloat16) was
+    "TypeError: Got unsupported ScalarType BFloat16" from silero's network, and float16 "feats[0]: holds NaN or
+    infinite values" of the fbank's overflow, features `features()` had made (33rd hostile pass)."""
+    path = read_manifest(prepared_data / "tst-COMMON.jsonl")[0]["audio"]
+    st, mt = SpeechTranslator.load(packs["st"], "cpu"), SpeechTranslator.load(packs["mt"], "cpu")
+    vad = VadOptions(method="silero")
+    expected, text = st.translate([path], vad=vad), mt.translate_text(["hello world", "good morning"])
+    for translator in (st, mt):
+        translator.model.train()
+    assert st.translate([path], vad=vad) == expected and mt.translate_text(["hello world", "good morning"]) == text
+    assert st.model.training and mt.model.training  # the caller's mode, restored
+    st.model.eval()
+    wave, rate = sf.read(path, dtype="float32")
+    spans, feats = speech_segments(wave, vad), st.features(wave)
+    for dtype in (torch.bfloat16, torch.float16):
+        with torch.autocast("cpu", dtype=dtype):
+            assert speech_segments(wave, vad) == spans
+            assert np.array_equal(st.features(wave), feats)
+            assert [(s.start, s.end) for s in st.translate([path], vad=vad)[0].segments] == \
+                [(s.start, s.end) for s in expected[0].segments]
 
 
 @pytest.mark.slow
