@@ -548,6 +548,15 @@ class SpeechTranslator:
             feats = compute_fbank(wave)
         return self.cmvn(feats) if self.cmvn is not None else feats
 
+    def input_dtype(self) -> torch.dtype:
+        """The dtype the acoustic encoder is given: fbank features in its weights' precision, as a model cast in a
+        notebook (`st.model.half()` on a GPU) reads them; it was torch's "Input type (float) and bias type (c10::Half)
+        should be the same", where `translate_text` takes such a model (33rd hostile pass). A hub acoustic encoder's
+        waveform stays float32: it casts it itself."""
+        if self.feature_kind == "waveform":
+            return torch.float32
+        return next((p.dtype for p in self.model.parameters() if p.is_floating_point()), torch.float32)
+
     @_on_device
     @torch.inference_mode()
     def decode_features(self, feats: Sequence[np.ndarray], options: DecodeOptions | None = None,
@@ -569,9 +578,10 @@ class SpeechTranslator:
                                     "pauses (prepare() does)")
         options = self._decode_options(options, "decode_features") or self.options
         batch_size = args.batch_size(batch_size)
+        dtype = self.input_dtype()
         out: list[tuple[str, str | None]] = [("", None)] * len(feats)
         for batch in _batches([len(f) for f in feats], batch_size):
-            x, lengths = _pad([feats[i] for i in batch], 0.0, torch.float32)
+            x, lengths = _pad([feats[i] for i in batch], 0.0, dtype)
             seconds = int(lengths.max()) / (SAMPLE_RATE if waveform else 100)  # fbank: 100 frames a second
             alone = None if len(batch) > 1 or seconds <= MAX_SEGMENT else (
                 f"one segment of {seconds:,.0f} s is too long to decode at once (the encoder's attention grows with "

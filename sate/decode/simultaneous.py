@@ -129,7 +129,8 @@ class UtteranceStream:
     def _advance(self, wave: np.ndarray, final: bool) -> list[str]:
         started = time.perf_counter()
         model = self.translator.model
-        feats = torch.as_tensor(self.translator.features(wave), dtype=torch.float32, device=self.translator.device)
+        feats = torch.as_tensor(self.translator.features(wave), dtype=self.translator.input_dtype(),
+                                device=self.translator.device)
         enc = model.encode(feats[None], torch.tensor([feats.size(0)], device=feats.device))
         memory = enc.memory[:, : int(enc.memory_lengths[0])]
         decoding = time.perf_counter()

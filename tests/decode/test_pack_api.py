@@ -649,6 +649,22 @@ def test_a_pack_decodes_in_eval_mode_and_its_vad_and_features_in_float32_under_a
 
 
 @pytest.mark.slow
+def test_a_speech_model_cast_in_a_notebook_reads_features_in_its_precision(packs: dict[str, Path],
+                                                                           prepared_data: Path) -> None:
+    """`st.model.half()` (or bfloat16, float64) was torch's "Input type (float) and bias type (c10::Half) should be
+    the same" at every `translate`, where `translate_text` decodes an MT model cast so (33rd hostile pass)."""
+    path = read_manifest(prepared_data / "tst-COMMON.jsonl")[0]["audio"]
+    st = SpeechTranslator.load(packs["st"], "cpu")
+    vad = VadOptions(method="energy")
+    spans = [(s.start, s.end) for s in st.translate([path], vad=vad)[0].segments]
+    for dtype in (torch.bfloat16, torch.float64):
+        st.model.to(dtype)
+        (result,) = st.translate([path], vad=vad)
+        assert [(s.start, s.end) for s in result.segments] == spans and st.input_dtype() == dtype
+        assert all(isinstance(s.translation, str) and isinstance(s.transcript, str) for s in result.segments)
+
+
+@pytest.mark.slow
 def test_a_pack_decodes_alike_under_another_default_device(packs: dict[str, Path], prepared_data: Path) -> None:
     """`torch.set_default_device("cuda")` in a notebook put the tensors the VAD, the fbank and the decoding make
     without naming a device there, not on the translator's: every `translate`, of a translator loaded before it too,
