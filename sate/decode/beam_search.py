@@ -144,7 +144,8 @@ def _checked(model: SateModel, batch: Mapping, keys: tuple[str, str]) -> Mapping
     """The batch as the model can read it, or a refusal. Floating features are never refused for their precision:
     float64 (numpy's default, through torch.from_numpy: torch's "Input type (double) and bias type (float)" for
     fbank models) is cast to float32, what stored features and the API give, unless the model's weights are
-    float64; other floating dtypes pass as given (torch.autocast mixes them; Whisper casts its waveform itself).
+    float64; outside torch.autocast the features are then given in the weights' precision (a model cast whole),
+    under it as they are (autocast mixes them; Whisper casts its waveform itself).
     Features that are not floating are refused. Integer source ids of any integer dtype are cast to long (int16 or
     uint8 was the embedding's traceback); ids that are no token of the vocabulary within an item's length (past it,
     the padding is never read) are refused: an id past the vocabulary was an IndexError of the embedding, a negative
@@ -158,8 +159,14 @@ def _checked(model: SateModel, batch: Mapping, keys: tuple[str, str]) -> Mapping
                             "samples (`collate` of a SpeechDataset gives float32)")
         weights = next(model.parameters(), None)
         if x.dtype == torch.float64 and (weights is None or weights.dtype != torch.float64):
-            return {**batch, keys[0]: x.float()}
-        return batch
+            x = x.float()
+        # outside autocast, in the weights' precision: a model cast whole (model.half(), bfloat16, float64) given
+        # `collate`'s float32 was torch's "Input type (float) and bias type (c10::Half) should be the same", where an
+        # MT model cast so decodes its ids (33rd hostile pass)
+        if weights is not None and weights.is_floating_point() and x.dtype != weights.dtype \
+                and not torch.is_autocast_enabled(x.device.type):
+            x = x.to(weights.dtype)
+        return batch if x is batch[keys[0]] else {**batch, keys[0]: x}
     if x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
         raise SateError(f"batch: src holds {x.dtype} values; an MT model reads token ids, an integer tensor (`collate` "
                         "of a TextDataset gives them)")

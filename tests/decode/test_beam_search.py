@@ -565,6 +565,22 @@ def test_the_encode_once_path_refuses_lengths_that_do_not_fit_the_memory() -> No
             decode_memory(model.decoder, bad_memory, bad_lengths, model.eos, options)
 
 
+@pytest.mark.slow
+def test_a_speech_model_cast_whole_reads_float32_features_in_its_precision() -> None:
+    """`model.half()` (bfloat16, float64) given `collate`'s float32 features was torch's "Input type (float) and bias
+    type (c10::Half) should be the same", where an MT model cast so decodes (33rd hostile pass); under autocast the
+    features pass as given, as before."""
+    torch.manual_seed(0)
+    model = build_model("st", tiny_config("st"), 10, 12).eval()
+    batch = {"feats": torch.randn(2, 60, 80), "feats_lengths": torch.tensor([60, 40])}
+    options = DecodeOptions(beam=2, max_len_ratio=0.5)
+    expected = [[h.tokens for h in hyps] for hyps in beam_search(model, batch, options)]
+    model.double()
+    assert [[h.tokens for h in hyps] for hyps in beam_search(model, batch, options)] == expected
+    model.to(torch.bfloat16)
+    assert [len(hyps) for hyps in beam_search(model, batch, options)] == [1, 1]
+    assert batch["feats"].dtype == torch.float32  # the caller's batch is left as it was
+
 def test_the_encode_once_path_reads_its_options_as_beam_search_does() -> None:
     """`decode_memory` took the options unchecked: `DecodeOptions(lenpen=-1)` (an int, within the documented -10 to
     10) was torch's "Integers to negative integer powers are not allowed" where `beam_search` decodes it, and
