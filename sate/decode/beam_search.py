@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -208,15 +209,29 @@ def _nothing() -> list[Hypothesis]:
     return [Hypothesis([], 0.0, 0.0)]
 
 
+# Decodings of one module under way (threads sharing a pack), and the training flag it had before the first began.
+_DECODING: dict[nn.Module, tuple[int, bool]] = {}
+_DECODING_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def eval_mode(module: nn.Module) -> Iterator[None]:
-    """Dropout off while decoding; the module's training flag is restored afterwards."""
-    was_training = module.training
-    module.eval()
+    """Dropout off while decoding; the module's training flag is restored when the last decoding of it ends. Each
+    call putting its own flag back, two threads translating with a model left in training mode decoded part of one
+    input with dropout and left the model in eval mode, so the next fine-tuning step ran without it (review33a)."""
+    with _DECODING_LOCK:
+        count, was_training = _DECODING.get(module, (0, module.training))
+        _DECODING[module] = (count + 1, was_training)
+        module.eval()
     try:
         yield
     finally:
-        module.train(was_training)
+        with _DECODING_LOCK:
+            count, was_training = _DECODING.pop(module)
+            if count > 1:
+                _DECODING[module] = (count - 1, was_training)
+            else:
+                module.train(was_training)
 
 
 @torch.no_grad()

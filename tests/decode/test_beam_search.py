@@ -599,3 +599,23 @@ def test_the_encode_once_path_reads_its_options_as_beam_search_does() -> None:
                          ({"beam": 2}, r"^options must be DecodeOptions \(e.g. DecodeOptions\(beam=5\)\), got dict$")):
         with pytest.raises(SateError, match=message):
             decode_memory(model.decoder, memory, memory_lengths, model.eos, bad)  # type: ignore[arg-type]
+
+
+def test_overlapping_decodings_of_one_model_keep_it_in_eval_mode_and_put_its_mode_back_once() -> None:
+    """Two threads translating with one model left in training mode: each decoding put its own flag back, so the one
+    that ended first switched dropout on under the other, and the model ended in eval mode, the next fine-tuning step
+    without dropout (review33a). The decodings are interleaved here as two threads interleave them."""
+    from sate.decode.beam_search import eval_mode
+
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.5))
+    model.train()
+    first, second = eval_mode(model), eval_mode(model)
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert not model.training and not model[1].training  # the second is still decoding
+    second.__exit__(None, None, None)
+    assert model.training and model[1].training
+    with eval_mode(model[1]):  # another module than the one decoding: its own record
+        assert not model[1].training
+    assert model[1].training
