@@ -192,3 +192,18 @@ def test_a_tensor_missing_or_too_many_names_the_file_and_its_own_name(speech_hub
     with pytest.raises(SateError, match=rf"{directory}/model.safetensors: acoustic: unexpected: classifier\.weight, "
                                         r"projector\.weight$"):
         hub_asr("hf_wav2vec2", directory)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float64])
+def test_a_speech_model_in_another_dtype_reads_float32_waveforms(speech_hub_dir: Callable[[str, str], Path],
+                                                                 dtype: torch.dtype) -> None:
+    """A pack whose model a notebook cast (`st.model.to(torch.bfloat16)`) is given float32 waveforms, as the Whisper
+    encoder is: torch's "expected scalar type Float but found BFloat16" (review33a)."""
+    ours = hub_asr("hf_wav2vec2", speech_hub_dir("hf_wav2vec2", "group"))
+    x, lengths = waves()
+    with torch.no_grad():
+        want, want_lengths = ours.acoustic(x, lengths)
+        got, got_lengths = ours.to(dtype).acoustic(x, lengths)
+    assert got.dtype == dtype and torch.equal(got_lengths, want_lengths)
+    assert torch.allclose(got.float(), want, atol=0.15 if dtype == torch.bfloat16 else 1e-5)
