@@ -157,13 +157,18 @@ def asks_workers_to_end(pool: Any, ending: Any) -> Any:
 
 class _Repr(reprlib.Repr):
     """reprlib's short repr, with a whole number too long for Python to write in decimal (beyond 4,300 digits, a
-    4,000-digit ``0x...`` in YAML) shown by its size: ``repr`` itself raises ValueError on it."""
+    4,000-digit ``0x...`` in YAML) shown by its size: ``repr`` itself raises ValueError on it. A long one that it
+    writes is cut after its first digits and its count of digits said: reprlib's cut, "100000000000000000...
+    0000000000000000000", dropped digits from the middle and so hid its size: `max_segment=10**50` and 10**40 read
+    alike (33rd hostile pass)."""
 
     def repr_int(self, x: int, level: int) -> str:
         try:
-            return super().repr_int(x, level)
+            text = repr(x)
         except ValueError:
             return f"<a whole number of {x.bit_length():,} bits>"
+        digits = len(text) - (x < 0)
+        return text if len(text) <= self.maxlong else f"{text[:self.maxlong // 2]}... ({digits:,} digits)"
 
 
 _REPR = _Repr()

@@ -43,6 +43,9 @@ def test_a_number_is_one_a_float_holds() -> None:
     assert is_int64(2**63 - 1) and is_int64(-(2**63))
     assert not any(is_int64(v) for v in (2**63, 1.0, False))
     assert shown(16**4000) == "<a whole number of 16,001 bits>" and shown([1, 16**4000]).startswith("[1, <a whole")
+    # its size said: reprlib cut digits from the middle, and 10**50 read as 10**40 does (33rd hostile pass)
+    assert shown(10**50) == "10000000000000000000... (51 digits)" and shown(-(10**50)).endswith("0... (51 digits)")
+    assert shown(10**39) == "1" + "0" * 39 and shown([2**200]) == "[16069380442589902755... (61 digits)]"
 
 
 @pytest.mark.parametrize(("value", "says"), [
@@ -82,7 +85,8 @@ def test_a_whole_number_beyond_a_float_or_int64_is_refused_by_its_key(tmp_path: 
 
 
 def test_decoding_options_and_a_packs_sate_yaml(tmp_path: Path) -> None:
-    with pytest.raises(SateError, match=r"--decode: beam must be at least 1 and at most 256, got 9+\.\.\.9+$"):
+    with pytest.raises(SateError, match=r"--decode: beam must be at least 1 and at most 256, got 9{20}\.\.\. "
+                                        r"\(400 digits\)$"):
         decode_options(parse_decode([f"beam={HUGE}"]), "--decode")
     with pytest.raises(SateError, match=r"--decode 'beam=!!timestamp 2001-02-30': the value of beam is not valid "
                                         r"YAML"):

@@ -130,9 +130,12 @@ def _fbank(wave: np.ndarray, dither: float) -> np.ndarray:
     import torchaudio.compliance.kaldi as kaldi  # heavy: torch
 
     x = torch.from_numpy(np.ascontiguousarray(wave, dtype=np.float32)).unsqueeze(0) * 32768.0
-    feats = kaldi.fbank(x, num_mel_bins=NUM_MEL_BINS, frame_length=float(FRAME_LENGTH_MS),
-                        frame_shift=float(FRAME_SHIFT_MS), dither=dither, energy_floor=0.0,
-                        sample_frequency=SAMPLE_RATE)
+    # float32 under a caller's `torch.autocast("cpu")` too: its float16 power spectrum overflowed (the API's "feats[0]:
+    # holds NaN or infinite values", of features it had made), and bfloat16 was 1% off the training features
+    with torch.autocast("cpu", enabled=False):
+        feats = kaldi.fbank(x, num_mel_bins=NUM_MEL_BINS, frame_length=float(FRAME_LENGTH_MS),
+                            frame_shift=float(FRAME_SHIFT_MS), dither=dither, energy_floor=0.0,
+                            sample_frequency=SAMPLE_RATE)
     return feats.numpy()
 
 

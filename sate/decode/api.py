@@ -509,7 +509,7 @@ class SpeechTranslator:
             spans = speech_segments(wave, vad)
             waves = cut(wave, spans)
         if not spans:
-            raise SateError(f"{name}: {no_speech(duration)}")
+            raise SateError(f"{name}: {no_speech(duration, vad)}")
         return PreparedAudio(name, duration, spans, waves)
 
     def max_segment_seconds(self) -> float | None:
@@ -547,6 +547,15 @@ class SpeechTranslator:
             feats = compute_fbank(wave)
         return self.cmvn(feats) if self.cmvn is not None else feats
 
+    def input_dtype(self) -> torch.dtype:
+        """The dtype the acoustic encoder is given: fbank features in its weights' precision, as a model cast in a
+        notebook (`st.model.half()` on a GPU) reads them; it was torch's "Input type (float) and bias type (c10::Half)
+        should be the same", where `translate_text` takes such a model (33rd hostile pass). A hub acoustic encoder's
+        waveform stays float32: it casts it itself."""
+        if self.feature_kind == "waveform":
+            return torch.float32
+        return next((p.dtype for p in self.model.parameters() if p.is_floating_point()), torch.float32)
+
     @_on_device
     @torch.inference_mode()
     def decode_features(self, feats: Sequence[np.ndarray], options: DecodeOptions | None = None,
@@ -554,7 +563,7 @@ class SpeechTranslator:
         """(transcript, translation) per (T, 80) normalised feature matrix (or (T,) waveform); translation is None
         for ASR."""
         self._need_speech()
-        from sate.decode.beam_search import decode_memory
+        from sate.decode.beam_search import decode_memory, eval_mode
         from sate.models.ctc import ctc_greedy
 
         waveform = self.feature_kind == "waveform"
@@ -568,15 +577,19 @@ class SpeechTranslator:
                                     "pauses (prepare() does)")
         options = self._decode_options(options, "decode_features") or self.options
         batch_size = args.batch_size(batch_size)
+        dtype = self.input_dtype()
         out: list[tuple[str, str | None]] = [("", None)] * len(feats)
         for batch in _batches([len(f) for f in feats], batch_size):
-            x, lengths = _pad([feats[i] for i in batch], 0.0, torch.float32)
+            x, lengths = _pad([feats[i] for i in batch], 0.0, dtype)
             seconds = int(lengths.max()) / (SAMPLE_RATE if waveform else 100)  # fbank: 100 frames a second
             alone = None if len(batch) > 1 or seconds <= MAX_SEGMENT else (
                 f"one segment of {seconds:,.0f} s is too long to decode at once (the encoder's attention grows with "
                 f"its square): cut it at pauses (sate segment; sate evaluate --talks for a split of whole "
                 "recordings)")
-            with _out_of_memory_hint(f"{len(batch)} segments of up to {int(lengths.max())} frames", options, alone):
+            # in eval mode, whatever mode a notebook left the model in (fine-tuned: st.model.train()), restored after:
+            # the encoder's dropout gave other transcripts and translations at each call, exit 0 (33rd hostile pass)
+            with _out_of_memory_hint(f"{len(batch)} segments of up to {int(lengths.max())} frames", options, alone), \
+                    eval_mode(self.model):
                 enc = self.model.encode(x.to(self.device), lengths.to(self.device))
                 check_ctc_scores(enc.ctc_logits, enc.ctc_lengths, self.directory / MODEL)
                 transcripts = [self.src_vocab.decode(ids) for ids in ctc_greedy(enc.ctc_logits, enc.ctc_lengths)]
@@ -714,7 +727,7 @@ class SpeechTranslator:
         sentences and ASR transcripts both work; an empty source gives an empty translation."""
         if self.task != "mt":
             raise SateError(f"{self.directory} is an {self.task.upper()} model: translate_text needs an MT model")
-        from sate.decode.beam_search import decode_memory
+        from sate.decode.beam_search import decode_memory, eval_mode
         from sate.models.hub.marian import TooManyPositions  # heavy: ESPnet's blocks, for a Marian pack's refusal
 
         texts = args.texts(texts)
@@ -736,7 +749,8 @@ class SpeechTranslator:
             alone = None if len(batch) > 1 or tokens <= LONG_SENTENCE else (
                 f"one sentence of {tokens:,} tokens is too long to translate at once (the encoder's attention grows "
                 "with its square): split it into sentences")
-            with _out_of_memory_hint(f"{len(batch)} sentences of up to {tokens} tokens", options, alone):
+            with _out_of_memory_hint(f"{len(batch)} sentences of up to {tokens} tokens", options, alone), \
+                    eval_mode(self.model):  # as decode_features
                 try:
                     memory, memory_lengths = self.model.encode_text(src.to(self.device), lengths.to(self.device))
                 except TooManyPositions as err:  # its advice was speech's (adaptor.type shrink), for a sentence

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -144,7 +145,8 @@ def _checked(model: SateModel, batch: Mapping, keys: tuple[str, str]) -> Mapping
     """The batch as the model can read it, or a refusal. Floating features are never refused for their precision:
     float64 (numpy's default, through torch.from_numpy: torch's "Input type (double) and bias type (float)" for
     fbank models) is cast to float32, what stored features and the API give, unless the model's weights are
-    float64; other floating dtypes pass as given (torch.autocast mixes them; Whisper casts its waveform itself).
+    float64; outside torch.autocast the features are then given in the weights' precision (a model cast whole),
+    under it as they are (autocast mixes them; Whisper casts its waveform itself).
     Features that are not floating are refused. Integer source ids of any integer dtype are cast to long (int16 or
     uint8 was the embedding's traceback); ids that are no token of the vocabulary within an item's length (past it,
     the padding is never read) are refused: an id past the vocabulary was an IndexError of the embedding, a negative
@@ -158,8 +160,14 @@ def _checked(model: SateModel, batch: Mapping, keys: tuple[str, str]) -> Mapping
                             "samples (`collate` of a SpeechDataset gives float32)")
         weights = next(model.parameters(), None)
         if x.dtype == torch.float64 and (weights is None or weights.dtype != torch.float64):
-            return {**batch, keys[0]: x.float()}
-        return batch
+            x = x.float()
+        # outside autocast, in the weights' precision: a model cast whole (model.half(), bfloat16, float64) given
+        # `collate`'s float32 was torch's "Input type (float) and bias type (c10::Half) should be the same", where an
+        # MT model cast so decodes its ids (33rd hostile pass)
+        if weights is not None and weights.is_floating_point() and x.dtype != weights.dtype \
+                and not torch.is_autocast_enabled(x.device.type):
+            x = x.to(weights.dtype)
+        return batch if x is batch[keys[0]] else {**batch, keys[0]: x}
     if x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
         raise SateError(f"batch: src holds {x.dtype} values; an MT model reads token ids, an integer tensor (`collate` "
                         "of a TextDataset gives them)")
@@ -201,15 +209,29 @@ def _nothing() -> list[Hypothesis]:
     return [Hypothesis([], 0.0, 0.0)]
 
 
+# Decodings of one module under way (threads sharing a pack), and the training flag it had before the first began.
+_DECODING: dict[nn.Module, tuple[int, bool]] = {}
+_DECODING_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def eval_mode(module: nn.Module) -> Iterator[None]:
-    """Dropout off while decoding; the module's training flag is restored afterwards."""
-    was_training = module.training
-    module.eval()
+    """Dropout off while decoding; the module's training flag is restored when the last decoding of it ends. Each
+    call putting its own flag back, two threads translating with a model left in training mode decoded part of one
+    input with dropout and left the model in eval mode, so the next fine-tuning step ran without it (review33a)."""
+    with _DECODING_LOCK:
+        count, was_training = _DECODING.get(module, (0, module.training))
+        _DECODING[module] = (count + 1, was_training)
+        module.eval()
     try:
         yield
     finally:
-        module.train(was_training)
+        with _DECODING_LOCK:
+            count, was_training = _DECODING.pop(module)
+            if count > 1:
+                _DECODING[module] = (count - 1, was_training)
+            else:
+                module.train(was_training)
 
 
 @torch.no_grad()
@@ -220,10 +242,7 @@ def beam_search(model: SateModel, batch: dict,
     Works for st and asr with a decoder (batch has feats, feats_lengths) and mt (batch has src, src_lengths) models;
     the model runs in eval mode and is put back in its previous mode afterwards.
     """
-    if not isinstance(options, DecodeOptions):  # None or a dict was an AttributeError deep in the search
-        raise SateError(f"options must be DecodeOptions (e.g. DecodeOptions(beam=5)), got {type(options).__name__}")
-    # types checked (DecodeOptions(beam=2.5) was a TypeError of torch.full); the bounds are the callers' (check_limits)
-    options = read(DecodeOptions, option_values(options), "options: ", noun="decoding option")
+    options = _typed(options)
     if getattr(model, "decoder", None) is None:  # 'ASRModel' object has no attribute 'eos'
         raise SateError(f"an {model.task.upper()} model without a decoder (CTC only) has no beam search: its "
                         "transcripts are the CTC head's (sate.models.ctc.ctc_greedy of model.encode's ctc_logits)")
@@ -246,12 +265,24 @@ def beam_search(model: SateModel, batch: dict,
         return [_nothing() if none else next(found) for none in empty.tolist()]
 
 
+def _typed(options: object) -> DecodeOptions:
+    """``options`` with each field of its type, for either entry point: None or a dict was an AttributeError deep in
+    the search, and `DecodeOptions(beam=2.5)` a TypeError of torch.full. `decode_memory` took options unchecked (the
+    docs' encode-once path): `DecodeOptions(lenpen=-1)`, within the bounds but an int, was torch's "Integers to
+    negative integer powers are not allowed" at the first finished hypothesis, where `beam_search` read it as -1.0
+    (33rd hostile pass). The bounds are the callers' (`check_limits`)."""
+    if not isinstance(options, DecodeOptions):
+        raise SateError(f"options must be DecodeOptions (e.g. DecodeOptions(beam=5)), got {type(options).__name__}")
+    return read(DecodeOptions, option_values(options), "options: ", noun="decoding option")
+
+
 @torch.no_grad()
 def decode_memory(decoder: nn.Module, memory: torch.Tensor, memory_lengths: torch.Tensor, eos: int,
                   options: DecodeOptions, prefix: Sequence[int] = ()) -> list[list[Hypothesis]]:
     """The same from an already encoded memory (B, T, D) with lengths (B,), so callers that also need
     the CTC output encode once. `decoder` is the model's ESPnet `TransformerDecoder`. Every hypothesis of
     every utterance starts with `prefix` (target ids, no sos; module doc), cut at the maximum length."""
+    options = _typed(options)
     memory_lengths = _memory_lengths(decoder, memory, memory_lengths)
     with eval_mode(decoder):
         return _search(decoder, memory, memory_lengths, eos, options, prefix)

@@ -112,7 +112,10 @@ class SileroNetwork:
 
         n_windows = len(windows) // WINDOW
         out = np.empty(n_windows, dtype=np.float32)
-        with torch.inference_mode():
+        # float32 under a caller's `torch.autocast("cpu")`: in bfloat16 the probabilities were "TypeError: Got
+        # unsupported ScalarType BFloat16" of .numpy() (a notebook's `with torch.autocast("cpu"): st.translate(...)`,
+        # 33rd hostile pass), in float16 other decisions than silero's
+        with torch.inference_mode(), torch.autocast("cpu", enabled=False):
             for first in range(0, n_windows, MAX_WINDOWS):
                 part = torch.from_numpy(windows[first * WINDOW:(first + MAX_WINDOWS) * WINDOW])
                 signal = torch.cat([self.context, part])

@@ -42,6 +42,7 @@ import torch
 
 from sate.data.audio import SAMPLE_RATE, HeldFiles, read_segment
 from sate.decode.api import SpeechTranslator, check_ctc_scores
+from sate.decode.beam_search import eval_mode
 from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk, parse_policy
 from sate.decode.policies import Policy, start
 from sate.decode.vad import VadOptions, speech_segments
@@ -120,7 +121,7 @@ class UtteranceStream:
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            with torch.inference_mode():
+            with torch.inference_mode(), eval_mode(self.translator.model):  # as the offline decoding (its dropout)
                 return self._advance(wave, final)
         finally:
             torch.set_num_threads(threads)
@@ -128,7 +129,8 @@ class UtteranceStream:
     def _advance(self, wave: np.ndarray, final: bool) -> list[str]:
         started = time.perf_counter()
         model = self.translator.model
-        feats = torch.as_tensor(self.translator.features(wave), dtype=torch.float32, device=self.translator.device)
+        feats = torch.as_tensor(self.translator.features(wave), dtype=self.translator.input_dtype(),
+                                device=self.translator.device)
         enc = model.encode(feats[None], torch.tensor([feats.size(0)], device=feats.device))
         memory = enc.memory[:, : int(enc.memory_lengths[0])]
         decoding = time.perf_counter()

@@ -261,7 +261,7 @@ def stream_talks(translator: SpeechTranslator, rows: list[dict], spec: StreamPol
         spans, duration = file_segments(audio, vad)
         if not spans:  # as `translate_talks` refuses it (`prepare`): streamed, it gave no row a word, exit 0, and
             # latencies of NaN that `sate latency-plot` then called damaged (twenty-fifth hostile pass)
-            raise SateError(f"{one_line(audio)}: {no_speech(duration)}")
+            raise SateError(f"{one_line(audio)}: {no_speech(duration, vad)}")
         begin, end = talk_span(spans, [rows[k] for k in members], vad)
         note = cut_note(audio, begin, end, duration)
         if note is not None:

@@ -35,7 +35,7 @@ from sate.data.audio import SAMPLE_RATE, SHIFT, WINDOW, DcFreeEnergy, audio_bloc
 from sate.decode import silero
 from sate.decode.frames import Frames
 from sate.errors import SateError, shown
-from sate.numbers import bound_text, is_number
+from sate.numbers import bound_text, is_number, plain
 
 # A frame quieter than this is never speech, whatever the recording's level: -60 dBFS RMS is
 # well below any usable speech and above dither and quantisation noise.
@@ -68,8 +68,11 @@ class VadOptions:
         # A NaN compares False with everything and would pass every range check unseen.
         for name in ("max_segment", "min_pause", "min_speech", "padding"):
             value = getattr(self, name)
-            if isinstance(value, np.integer | np.floating):  # a NumPy scalar (a sweep over np.arange) read as its
-                value = value.item()  # number, as DecodeOptions reads one; it was "must be a finite number"
+            # a NumPy scalar (a sweep over np.arange), a 0-d array or tensor read as its number, as DecodeOptions
+            # reads one: np.float64(0.2) was "must be a finite number", and so was np.array(0.2) after it (33rd pass);
+            # np.bool_ is then a bool, refused as True is
+            if (number := plain(value)) is not value:
+                value = number
                 object.__setattr__(self, name, value)
             # "5", None: TypeErrors of isfinite. A max_segment number is named with its range below: ">= 0" was
             # advice for -1 or nan that 0 then broke (twenty-fifth hostile pass)
@@ -193,13 +196,18 @@ def block_segments(blocks: Iterable[np.ndarray], options: VadOptions | None = No
     return frames_to_segments(detector.finish(), samples / SAMPLE_RATE, options), samples / SAMPLE_RATE
 
 
-def no_speech(seconds: float) -> str:
+def no_speech(seconds: float, options: VadOptions | None = None) -> str:
     """Why an input gave no segment. Loud noise was once called "silence or near-silence": a VAD finds no speech in
-    silence, nor in sounds it does not take for speech."""
+    silence, nor in sounds it does not take for speech. ``options`` whose min_speech is above the default: speech in
+    shorter bursts is dropped, and said to be: `VadOptions(min_speech=2)` over a talk of short sentences was "13.1 s
+    of silence, or of ... noise, music, tones", of a recording that was fine (33rd hostile pass)."""
     # under 0.1 s in whole milliseconds: a 0.05-s file was "0.1 s of silence", a 1-ms one "0.0 s" (twenty-eighth
     # hostile pass). The length is the 16 kHz signal's, within 1/16 ms of the file's, so no finer (review28s).
     ms = round(seconds * 1000)
     length = f"{seconds:.1f} s" if seconds >= 0.1 else f"{ms} ms" if ms else "under 1 ms"
+    if options is not None and options.min_speech > VadOptions.min_speech:
+        return (f"no speech found ({length} of silence, of sounds the VAD does not take for speech: noise, music, "
+                f"tones, or of speech in bursts shorter than min_speech, {bound_text(options.min_speech)} s)")
     return (f"no speech found ({length} of silence, or of sounds the VAD does not take for speech: noise, "
             "music, tones)")
 

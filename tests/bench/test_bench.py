@@ -99,10 +99,11 @@ def test_every_part_writes_every_field(tmp_path: Path, tiny_st_file: Path, prepa
 
 def test_a_batch_size_above_the_utterances_is_given_as_the_batch_decoded(tiny_st_file: Path,
                                                                           prepared_data: Path) -> None:
-    """`--max-utts 2 --batch-sizes 1,8` said "sate batch 8" for a batch that held 2 (thirtieth hostile pass)."""
+    """`--max-utts 2 --batch-sizes 1,8` said "sate batch 8" for a batch that held 2 (thirtieth hostile pass); `1,4,8`
+    gave two rows "sate batch 2", the same decoding timed twice (33rd)."""
     from sate.bench import decode as decode_part
 
-    result = decode_part.run(load_subject(tiny_st_file, prepared_data), "dev", 2, [1, 8], 2, 1)
+    result = decode_part.run(load_subject(tiny_st_file, prepared_data), "dev", 2, [1, 4, 8], 2, 1)
     assert result["utterances"] == 2 and [row["batch_size"] for row in result["sate"]] == [1, 2]
     assert result["goal"]["best_batch_size"] in (1, 2)
 

@@ -304,6 +304,22 @@ def test_vad_options_of_numpy_scalars_huge_numbers_or_a_padding_no_segment_holds
     assert VadOptions(padding=59.5, max_segment=120).padding == 59.5
 
 
+def test_vad_options_of_0d_arrays_and_tensors_are_their_numbers() -> None:
+    """VadOptions(min_speech=np.array(0.2)) (a value of a grid kept as a 0-d array) and a 0-d tensor were "must be a
+    finite number of seconds >= 0", which 0.2 is, where DecodeOptions reads them as their numbers; NumPy's bool is
+    refused as True is (33rd hostile pass)."""
+    from sate.decode.vad import VadOptions
+
+    options = VadOptions(min_speech=np.array(0.2), max_segment=torch.tensor(10), min_pause=np.array(1))
+    assert (options.min_speech, options.max_segment, options.min_pause) == (0.2, 10, 1)
+    assert type(options.min_speech) is float and type(options.max_segment) is int
+    for bad, shown_as in ((np.bool_(True), "True"), (np.array(True), "True"), (np.array([0.2]), r"array\(\[0.2\]\)"),
+                          (np.array(np.nan), "nan")):
+        with pytest.raises(SateError, match=rf"^min_pause \(--min-pause\) must be a finite number of seconds >= 0, "
+                                            rf"got {shown_as}$"):
+            VadOptions(min_pause=bad)
+
+
 @pytest.mark.parametrize("directory", [None, 3, b"packs/st"])
 def test_load_takes_a_path(directory: object) -> None:
     """None, a number or bytes for the pack's directory were TypeErrors of Path()."""

@@ -563,3 +563,59 @@ def test_the_encode_once_path_refuses_lengths_that_do_not_fit_the_memory() -> No
                                      r"\(6, 32\)$")):
         with pytest.raises(SateError, match=message):
             decode_memory(model.decoder, bad_memory, bad_lengths, model.eos, options)
+
+
+@pytest.mark.slow
+def test_a_speech_model_cast_whole_reads_float32_features_in_its_precision() -> None:
+    """`model.half()` (bfloat16, float64) given `collate`'s float32 features was torch's "Input type (float) and bias
+    type (c10::Half) should be the same", where an MT model cast so decodes (33rd hostile pass); under autocast the
+    features pass as given, as before."""
+    torch.manual_seed(0)
+    model = build_model("st", tiny_config("st"), 10, 12).eval()
+    batch = {"feats": torch.randn(2, 60, 80), "feats_lengths": torch.tensor([60, 40])}
+    options = DecodeOptions(beam=2, max_len_ratio=0.5)
+    expected = [[h.tokens for h in hyps] for hyps in beam_search(model, batch, options)]
+    model.double()
+    assert [[h.tokens for h in hyps] for hyps in beam_search(model, batch, options)] == expected
+    model.to(torch.bfloat16)
+    assert [len(hyps) for hyps in beam_search(model, batch, options)] == [1, 1]
+    assert batch["feats"].dtype == torch.float32  # the caller's batch is left as it was
+
+def test_the_encode_once_path_reads_its_options_as_beam_search_does() -> None:
+    """`decode_memory` took the options unchecked: `DecodeOptions(lenpen=-1)` (an int, within the documented -10 to
+    10) was torch's "Integers to negative integer powers are not allowed" where `beam_search` decodes it, and
+    `DecodeOptions(beam=2.5)` a TypeError of torch.full where `beam_search` names it (33rd hostile pass)."""
+    torch.manual_seed(0)
+    model = build_model("mt", tiny_config("mt"), 10, 12).eval()
+    src, lengths = torch.randint(0, 10, (2, 6)), torch.tensor([6, 3])
+    with torch.no_grad():
+        memory, memory_lengths = model.encode_text(src, lengths)
+    options = DecodeOptions(beam=3, nbest=2, lenpen=-1, max_len_ratio=1.0)
+    got = decode_memory(model.decoder, memory, memory_lengths, model.eos, options)
+    assert [[(h.tokens, h.score) for h in hyps] for hyps in got] == \
+        [[(h.tokens, h.score) for h in hyps] for hyps in beam_search(model, {"src": src, "src_lengths": lengths},
+                                                                     options)]
+    for bad, message in ((DecodeOptions(beam=2.5), r"^options: beam must be an integer, got 2.5$"),  # type: ignore[arg-type]
+                         ({"beam": 2}, r"^options must be DecodeOptions \(e.g. DecodeOptions\(beam=5\)\), got dict$")):
+        with pytest.raises(SateError, match=message):
+            decode_memory(model.decoder, memory, memory_lengths, model.eos, bad)  # type: ignore[arg-type]
+
+
+def test_overlapping_decodings_of_one_model_keep_it_in_eval_mode_and_put_its_mode_back_once() -> None:
+    """Two threads translating with one model left in training mode: each decoding put its own flag back, so the one
+    that ended first switched dropout on under the other, and the model ended in eval mode, the next fine-tuning step
+    without dropout (review33a). The decodings are interleaved here as two threads interleave them."""
+    from sate.decode.beam_search import eval_mode
+
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.5))
+    model.train()
+    first, second = eval_mode(model), eval_mode(model)
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert not model.training and not model[1].training  # the second is still decoding
+    second.__exit__(None, None, None)
+    assert model.training and model[1].training
+    with eval_mode(model[1]):  # another module than the one decoding: its own record
+        assert not model[1].training
+    assert model[1].training

@@ -27,7 +27,7 @@ from sate.decode import api
 from sate.decode.api import Failure, Result, SpeechTranslator, check_ctc_scores
 from sate.decode.beam_search import DecodeOptions, decode_memory
 from sate.decode.pack import pack, read_pack_yaml
-from sate.decode.vad import VadOptions
+from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError
 from sate.models import build_model, load_model_file, save_model_file
 from sate.models.tiny import tiny_config
@@ -549,6 +549,25 @@ def test_translate_files_and_waveforms(packs: dict[str, Path], prepared_data: Pa
         st.translate_text(["hello"])
 
 
+def test_no_speech_under_a_raised_min_speech_says_so(packs: dict[str, Path], prepared_data: Path) -> None:
+    """`VadOptions(min_speech=...)` above every burst of a recording of speech gave "no speech found (13.1 s of
+    silence, or of sounds the VAD does not take for speech: noise, music, tones)", of a recording that was fine
+    (33rd hostile pass): the line names min_speech where it is raised, and is as it was at the default."""
+    st = SpeechTranslator.load(packs["asr"], "cpu")
+    path = read_manifest(prepared_data / "tst-COMMON.jsonl")[0]["audio"]
+    pcm, rate = sf.read(path, dtype="int16")
+    vad = VadOptions(min_speech=20.0, max_segment=20.0, method="energy")
+    for given, name in ((path, path), ((pcm, rate), "<waveform 0>")):
+        (failure,) = st.stream([given], vad=vad)
+        assert isinstance(failure, Failure) and failure.error == (
+            f"{name}: no speech found ({len(pcm) / rate:.1f} s of silence, of sounds the VAD does not take for "
+            "speech: noise, music, tones, or of speech in bursts shorter than min_speech, 20 s)")
+    assert st.translate([path], vad=VadOptions(min_speech=0.5, method="energy"))[0].segments  # its sentences pass
+    with pytest.raises(SateError, match=r"^<waveform 0>: no speech found \(2.0 s of silence, or of sounds the VAD "
+                                        r"does not take for speech: noise, music, tones\)$"):
+        st.translate([(np.zeros(32000, dtype=np.float32), 16000)], vad=VadOptions(method="energy"))
+
+
 def test_a_folder_of_packs_names_them(packs: dict[str, Path], tmp_path: Path) -> None:
     """A folder of packs, or the folder a shared pack's archive was unpacked into (the pack inside it), was told to
     "write one with `sate pack`", which needs the model file and data directory a pack does without (thirtieth
@@ -601,6 +620,48 @@ def test_a_pack_decodes_alike_under_another_default_dtype(packs: dict[str, Path]
         assert SpeechTranslator.load(packs["mt"], "cpu").translate_text(["hello world"]) == text
     finally:
         torch.set_default_dtype(torch.float32)
+
+
+@pytest.mark.slow
+def test_a_pack_decodes_in_eval_mode_and_its_vad_and_features_in_float32_under_autocast(
+        packs: dict[str, Path], prepared_data: Path) -> None:
+    """A notebook's model left in training mode (`st.model.train()`, fine-tuning a pack's model) was decoded with its
+    dropout: other transcripts and translations at each call, exit 0; `with torch.autocast("cpu"):` (bfloat16) was
+    "TypeError: Got unsupported ScalarType BFloat16" from silero's network, and float16 "feats[0]: holds NaN or
+    infinite values" of the fbank's overflow, features `features()` had made (33rd hostile pass)."""
+    path = read_manifest(prepared_data / "tst-COMMON.jsonl")[0]["audio"]
+    st, mt = SpeechTranslator.load(packs["st"], "cpu"), SpeechTranslator.load(packs["mt"], "cpu")
+    vad = VadOptions(method="silero")
+    expected, text = st.translate([path], vad=vad), mt.translate_text(["hello world", "good morning"])
+    for translator in (st, mt):
+        translator.model.train()
+    assert st.translate([path], vad=vad) == expected and mt.translate_text(["hello world", "good morning"]) == text
+    assert st.model.training and mt.model.training  # the caller's mode, restored
+    st.model.eval()
+    wave, rate = sf.read(path, dtype="float32")
+    spans, feats = speech_segments(wave, vad), st.features(wave)
+    for dtype in (torch.bfloat16, torch.float16):
+        with torch.autocast("cpu", dtype=dtype):
+            assert speech_segments(wave, vad) == spans
+            assert np.array_equal(st.features(wave), feats)
+            assert [(s.start, s.end) for s in st.translate([path], vad=vad)[0].segments] == \
+                [(s.start, s.end) for s in expected[0].segments]
+
+
+@pytest.mark.slow
+def test_a_speech_model_cast_in_a_notebook_reads_features_in_its_precision(packs: dict[str, Path],
+                                                                           prepared_data: Path) -> None:
+    """`st.model.half()` (or bfloat16, float64) was torch's "Input type (float) and bias type (c10::Half) should be
+    the same" at every `translate`, where `translate_text` decodes an MT model cast so (33rd hostile pass)."""
+    path = read_manifest(prepared_data / "tst-COMMON.jsonl")[0]["audio"]
+    st = SpeechTranslator.load(packs["st"], "cpu")
+    vad = VadOptions(method="energy")
+    spans = [(s.start, s.end) for s in st.translate([path], vad=vad)[0].segments]
+    for dtype in (torch.bfloat16, torch.float64):
+        st.model.to(dtype)
+        (result,) = st.translate([path], vad=vad)
+        assert [(s.start, s.end) for s in result.segments] == spans and st.input_dtype() == dtype
+        assert all(isinstance(s.translation, str) and isinstance(s.transcript, str) for s in result.segments)
 
 
 @pytest.mark.slow

@@ -97,7 +97,7 @@ def test_the_python_api_takes_a_policy_spec_and_checks_it(translator: SpeechTran
                         (0, "chunk must be at least 0.05 and at most 120 seconds, got 0"),
                         # review: an int past floats was an OverflowError traceback of math.isfinite
                         (10**400, "chunk must be at least 0.05 and at most 120 seconds, got "
-                                  f"1{'0' * 17}...{'0' * 19}")]:
+                                  f"1{'0' * 19}... (401 digits)")]:
         with pytest.raises(SateError, match=f"^{re.escape(says)}$"):
             simulate(translator, waves[0], "wait-k=2", chunk)
 

@@ -194,7 +194,7 @@ def test_a_segment_with_a_line_break_or_tab_stays_one_line(fmt: str, tmp_path: P
 @pytest.mark.parametrize(("chunk", "said"), [(120.0001, "got 120.0001"), (0.0499999, "got 0.0499999"),
                                              (float("nan"), "got nan"), (200, "got 200"),
                                              # fix32s: as values in messages are, not 301 digits, not a repr
-                                             pytest.param(10**300, "got 10000000000.*00000000000", id="1e300"),
+                                             pytest.param(10**300, r"got 1(0){19}\.\.\. \(301 digits\)", id="1e300"),
                                              (np.float64(120.0001), "got 120.0001"), ("5", "got '5'")])
 def test_a_chunk_just_past_a_bound_is_shown_as_given(chunk: float, said: str) -> None:
     """Thirty-second hostile pass: `sate stream --chunk 120.0001` was refused as "at most 120 seconds, got 120"."""

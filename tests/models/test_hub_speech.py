@@ -208,3 +208,18 @@ def test_a_whisper_at_a_speech_path_is_said_to_be_one(whisper_hub_dir: Path, tmp
         with pytest.raises(SateError, match=rf"config.json: model_type is {was}, acoustic.type hf_wav2vec2 needs "
                                             r"'wav2vec2'; it is a Whisper, which acoustic.type whisper reads$"):
             speech_settings(directory, "hf_wav2vec2")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float64])
+def test_a_speech_model_in_another_dtype_reads_float32_waveforms(speech_hub_dir: Callable[[str, str], Path],
+                                                                 dtype: torch.dtype) -> None:
+    """A pack whose model a notebook cast (`st.model.to(torch.bfloat16)`) is given float32 waveforms, as the Whisper
+    encoder is: torch's "expected scalar type Float but found BFloat16" (review33a)."""
+    ours = hub_asr("hf_wav2vec2", speech_hub_dir("hf_wav2vec2", "group"))
+    x, lengths = waves()
+    with torch.no_grad():
+        want, want_lengths = ours.acoustic(x, lengths)
+        got, got_lengths = ours.to(dtype).acoustic(x, lengths)
+    assert got.dtype == dtype and torch.equal(got_lengths, want_lengths)
+    assert torch.allclose(got.float(), want, atol=0.15 if dtype == torch.bfloat16 else 1e-5)

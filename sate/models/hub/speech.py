@@ -128,6 +128,9 @@ class HubAcousticEncoder(nn.Module):
                             f"{tuple(wave.shape)}: set data.features waveform")
         if self.hub["do_normalize"]:
             wave = normalize_waveform(wave, lengths)
+        # in the weights' precision, as the Whisper encoder's log-mel: a pack whose model a notebook cast
+        # (`st.model.to(torch.bfloat16)`) was torch's "expected scalar type Float but found BFloat16" (review33a)
+        wave = wave.to(next(self.encoder.parameters()).dtype)
         x, lengths = self._features(wave, lengths)
         encoder = self.encoder.model.encoder
         x = encoder.feature_projection(x)
