@@ -190,6 +190,12 @@ def check_monitor(config: TrainingConfig, model: ModelConfig) -> None:
         raise SateError(f"trainer.patience {tconf.patience} stops the run when trainer.monitor has not improved for "
                         f"that many validations, and {tconf.monitor} is the count of {COUNTS[tconf.monitor]}, no "
                         "measure of the model: monitor a valid/ metric (valid/loss), or set trainer.patience 0")
+    if tconf.monitor == "epoch" and tconf.monitor_mode == "max":
+        # the best checkpoints by the count are the last ones, kept under the same Lightning state as the last
+        # trainer.keep_last: training began with its "more than one stateful callback" traceback (review33t)
+        raise SateError("trainer.monitor epoch with trainer.monitor_mode max keeps the last epochs, which "
+                        "trainer.keep_last keeps already: monitor a valid/ metric (valid/loss), or raise "
+                        "trainer.keep_last")
     check_mode(config.trainer.monitor, config.trainer.monitor_mode, "trainer.monitor_mode is")
 
 

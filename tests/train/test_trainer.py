@@ -199,6 +199,24 @@ def test_early_stopping_on_a_count_is_refused_before_any_work(tmp_path: Path, ma
     assert main(["config", "--config", str(config), "--set", f"trainer.monitor={monitor}"]) == 0  # best-N: taken
 
 
+def test_the_best_epochs_by_their_count_are_refused_as_the_last_ones(tmp_path: Path, make_config: MakeConfig,
+                                                                     prepared_data: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """trainer.monitor epoch with monitor_mode max: the best checkpoints are the last ones, under the same Lightning
+    state as trainer.keep_last's, and `sate train` began with Lightning's "more than one stateful callback" traceback
+    where `sate config` took it (review33t)."""
+    config = make_config(tmp_path, "asr", prepared_data)
+    argv = ["--set", "trainer.monitor=epoch", "--set", "trainer.monitor_mode=max"]
+    assert main(["config", "--config", str(config), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(": trainer.monitor epoch with trainer.monitor_mode max keeps the last epochs, which "
+                        "trainer.keep_last keeps already: monitor a valid/ metric (valid/loss), or raise "
+                        "trainer.keep_last") and len(err.splitlines()) == 1, err
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), *argv]) == 2
+    assert capsys.readouterr().err.strip() == err.replace("sate config", "sate train")
+    assert not (tmp_path / "exp").exists()
+
+
 @pytest.mark.parametrize(("key", "value"), [("d_model", 10 ** 13), ("d_model", 10 ** 30), ("acoustic.ffn", 10 ** 7),
                                             ("decoder.layers", 10 ** 5)])
 def test_sizes_past_their_bounds_are_refused_before_anything_is_built(
