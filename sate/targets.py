@@ -568,9 +568,9 @@ def url_refusal(name: str, download: str | None = None, base: str | Path = "") -
         there = "" if os.path.lexists(path) else ", which is not there either"
         return one_line(f"{name}: a file:// URL, not a file's path: give its path ({path}{there})")
     if download is None:
-        base = urllib.parse.unquote(urllib.parse.urlparse(name).path.rstrip("/").rpartition("/")[2])
-        base = base if base not in ("", ".", "..") and not {"/", "\0"} & set(base) else "NAME"
-        download = f"curl -o {shell_word(base)} {shell_word(name)}"
+        stem = urllib.parse.unquote(urllib.parse.urlparse(name).path.rstrip("/").rpartition("/")[2])
+        stem = stem if stem not in ("", ".", "..") and not {"/", "\0"} & set(stem) else "NAME"
+        download = f"curl -o {shell_word(stem)} {shell_word(name)}"
     how = f" ({download})" if scheme in ("http", "https", "ftp") and download else ""
     return one_line(f"{name}: a URL, not a file: sate reads local files; download it first{how} and give the file")
 
