@@ -828,6 +828,7 @@ API_CALLS: dict[str, tuple[str | None, Callable[[World], dict[str, Any]]]] = {
     "with_options": ("st", lambda w: {"beam": 2}),
     "prepare": ("st", lambda w: {"source": str(w.wav), "index": 0, "vad": None}),
     "max_segment_seconds": ("st", lambda w: {}),
+    "input_dtype": ("st", lambda w: {}),
     "features": ("st", lambda w: {"wave": np.zeros(1600, dtype=np.float32)}),
     "decode_features": ("st", lambda w: {"feats": [np.zeros((20, 80), dtype=np.float32)], "options": None,
                                          "batch_size": 2}),
