@@ -328,6 +328,7 @@ def test_a_pipe_of_another_format_cut_short_is_named(tmp_path: Path, fmt: str, c
     writer.join(timeout=30)
 
 
+@pytest.mark.slow  # 0.5 s: seven feeds of a FIFO, two of them segmented
 def test_what_follows_a_piped_wav_is_named_as_in_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Two WAVs joined with cat, or a WAV whose header declares less than a second of what follows, are refused by
